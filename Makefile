@@ -1,0 +1,35 @@
+# curate-pipeline. `make run` sets up and curates the sample WARC; `make test` runs the tests.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+OUT ?= out/sample
+SAMPLE := build/sample.warc.gz
+
+.PHONY: setup run test lint bench clean
+
+$(BIN)/curate: pyproject.toml requirements.lock
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c requirements.lock -e '.[test,bench]'
+	@touch $@
+
+setup: $(BIN)/curate
+
+$(SAMPLE): $(BIN)/curate pipeline/sample.py
+	$(BIN)/curate sample --output $@
+
+run: setup $(SAMPLE)
+	$(BIN)/curate run --config conf/default.yaml --input $(SAMPLE) --output $(OUT)
+
+test: setup
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff check pipeline jobs tests bench
+	$(BIN)/ruff format --check pipeline jobs tests bench
+
+bench: setup
+	$(BIN)/python bench/extract_bench.py
+
+clean:
+	rm -rf build out bench/work

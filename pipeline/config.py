@@ -1,0 +1,126 @@
+"""Run configuration: YAML on disk, validated by pydantic before Spark starts.
+
+Every threshold of every stage lives here with its default; `conf/default.yaml` repeats them
+with the source of each default beside it. Unknown keys and wrong types are errors that name
+the key and the file, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file and the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class SparkConf(_Section):
+    master: str = "local[2]"
+    app_name: str = "curate"
+    # Rows per Arrow batch handed to Python workers: HTML rows are ~100 KB, so keep it small.
+    arrow_batch_rows: int = Field(64, ge=1)
+    # Extra `spark.*` settings passed to the session builder as they are.
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
+class InputConf(_Section):
+    # Inputs used when the command line gives no --input: files, dirs, globs, listings, URLs.
+    paths: list[str] = Field(default_factory=list)
+    # Relative lines of a `warc.paths(.gz)` listing are resolved against this prefix.
+    listing_prefix: str = "https://data.commoncrawl.org/"
+    # An input that cannot be opened or read: `fail` the run, or `record` it in the ledger.
+    on_unreadable: Literal["fail", "record"] = "record"
+    http_retries: int = Field(5, ge=0)
+    http_backoff_s: float = Field(1.0, ge=0)
+    http_timeout_s: float = Field(60.0, gt=0)
+
+
+class ReadConf(_Section):
+    # Records whose payload exceeds this are rejected, never held in memory whole.
+    max_record_bytes: int = Field(10_000_000, ge=1024)
+    # Decoded (decompressed) payload bound: defuses gzip/brotli bombs.
+    max_decoded_bytes: int = Field(20_000_000, ge=1024)
+    html_content_types: list[str] = Field(
+        default_factory=lambda: ["text/html", "application/xhtml+xml"]
+    )
+    accept_status: list[int] = Field(default_factory=lambda: [200])
+    # `WARC-Truncated` records hold a cut-off page; rejecting them is cc-pyspark's practice.
+    reject_truncated: bool = True
+
+
+class ExtractConf(_Section):
+    # Per-document wall-clock bound for trafilatura (pathological HTML can take seconds).
+    timeout_s: float = Field(5.0, gt=0)
+    # Partitions for extraction; 0 = max(4 x default parallelism, number of input files).
+    partitions: int = Field(0, ge=0)
+    # trafilatura.extract settings (FineWeb/datatrove: favour_precision, no comments).
+    favor_precision: bool = True
+    favor_recall: bool = False
+    include_comments: bool = False
+    include_tables: bool = True
+    deduplicate: bool = False
+    fast: bool = False
+
+
+class OutputConf(_Section):
+    compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
+    # Files of kept documents; 0 = one per extraction partition.
+    data_files: int = Field(0, ge=0)
+    # Default source label until mixture rules assign one.
+    default_source: str = "web"
+
+
+class Config(_Section):
+    spark: SparkConf = Field(default_factory=SparkConf)
+    input: InputConf = Field(default_factory=InputConf)
+    read: ReadConf = Field(default_factory=ReadConf)
+    extract: ExtractConf = Field(default_factory=ExtractConf)
+    output: OutputConf = Field(default_factory=OutputConf)
+
+    def section_hash(self, *names: str) -> str:
+        """Stable hash of the named sections (all when none): a stage reruns when its changes."""
+        data = self.model_dump(mode="json")
+        picked = {n: data[n] for n in (names or tuple(data))}
+        return hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _format_errors(path: str, err: ValidationError) -> str:
+    lines = [f"config {path}: {err.error_count()} problem(s)"]
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  {key}: unknown key (check the spelling against conf/default.yaml)")
+        else:
+            lines.append(f"  {key}: {e['msg']} (got {e.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_config(path: str | Path | None) -> Config:
+    """Load and validate a YAML config; `None` gives the built-in defaults."""
+    if path is None:
+        return Config()
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config {p}: file not found (pass --config conf/default.yaml)")
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config {p}: not valid YAML: {e}") from e
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {p}: the top level must be a mapping of sections")
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(_format_errors(str(p), e)) from None

@@ -1,0 +1,126 @@
+"""Main-text extraction with trafilatura, bounded in time per document.
+
+The bound uses SIGALRM (`setitimer`), which interrupts pure-Python work and the lxml calls
+that return to the interpreter between elements; it needs the main thread, which is where
+Spark's Python worker and the CLI run user code. Outside the main thread extraction runs
+unbounded and says so once in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import trafilatura
+
+log = logging.getLogger(__name__)
+_warned = False
+
+
+class ExtractTimeout(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class ExtractSettings:
+    timeout_s: float = 5.0
+    favor_precision: bool = True
+    favor_recall: bool = False
+    include_comments: bool = False
+    include_tables: bool = True
+    deduplicate: bool = False
+    fast: bool = False
+
+
+def _on_alarm(signum, frame):  # noqa: ARG001
+    raise ExtractTimeout()
+
+
+@contextmanager
+def time_bound(seconds: float):
+    global _warned
+    if threading.current_thread() is not threading.main_thread():
+        if not _warned:
+            log.warning("extraction outside the main thread: no per-document time bound")
+            _warned = True
+        yield
+        return
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def extract_text(html: str, url: str, s: ExtractSettings) -> str | None:
+    """Main text of a page, or None when trafilatura finds none. Raises ExtractTimeout."""
+    with time_bound(s.timeout_s):
+        return trafilatura.extract(
+            html,
+            url=url or None,
+            output_format="txt",
+            favor_precision=s.favor_precision,
+            favor_recall=s.favor_recall,
+            include_comments=s.include_comments,
+            include_tables=s.include_tables,
+            include_images=False,
+            include_links=False,
+            deduplicate=s.deduplicate,
+            fast=s.fast,
+            with_metadata=False,
+        )
+
+
+def process_record(row: dict, s: ExtractSettings, max_decoded_bytes: int) -> dict:
+    """Decode a candidate's payload and extract its text; reject it with a reason otherwise.
+
+    Takes a read-stage row (with `payload`), returns a document row (with `text`, `charset`).
+    Rows already rejected upstream pass through unchanged.
+    """
+    from pipeline.warc.decode import DecodeError, decode_body, to_unicode
+
+    out = {k: v for k, v in row.items() if k not in _DROPPED}
+    out.setdefault("charset", None)
+    out.setdefault("text", None)
+    if row.get("reject_reason") is not None:
+        return out
+    try:
+        body = decode_body(
+            row["payload"] or b"",
+            row.get("transfer_encoding"),
+            row.get("content_encoding"),
+            max_decoded_bytes,
+        )
+        html, codec, how = to_unicode(body, row.get("content_type"))
+    except DecodeError as e:
+        return _reject(out, "decode", e.reason, e.detail)
+    out["charset"] = f"{codec} ({how})"
+    if not html.strip():
+        return _reject(out, "decode", "empty_payload", "nothing left after decoding")
+    try:
+        text = extract_text(html, row.get("url") or "", s)
+    except ExtractTimeout:
+        return _reject(out, "extract", "extract_timeout", f"> {s.timeout_s:g} s")
+    except RecursionError:
+        return _reject(out, "extract", "extract_error", "document nested too deeply")
+    except Exception as e:  # trafilatura/lxml on hostile input: ledger, never a crash
+        return _reject(out, "extract", "extract_error", f"{type(e).__name__}: {e}"[:500])
+    if not text or not text.strip():
+        return _reject(out, "extract", "extract_empty", "")
+    out["text"] = text
+    return out
+
+
+_DROPPED = ("payload", "transfer_encoding", "content_encoding")
+
+
+def _reject(row: dict, stage: str, reason: str, detail: str) -> dict:
+    row["reject_stage"] = stage
+    row["reject_reason"] = reason
+    row["reject_detail"] = detail
+    return row

@@ -1,0 +1,82 @@
+"""Turn the user's input arguments into an ordered list of WARC file paths.
+
+An argument may be a WARC file, a directory (its `*.warc`, `*.warc.gz`, `*.arc.gz` files), a
+glob, a Common Crawl listing (`*.paths` or `*.paths.gz`, one path a line, relative lines
+resolved against a prefix), or a URL. The order of the result is the crawl order: file index i
+in it is the high part of every record's `crawl_pos`.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+from pathlib import Path
+
+from pipeline.streams import is_url, open_stream
+
+WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.wet.gz", ".warc.wat.gz")
+LISTING_SUFFIXES = (".paths", ".paths.gz")
+
+
+class InputError(ValueError):
+    """An input argument that names nothing readable; the message names it."""
+
+
+def _is_listing(path: str) -> bool:
+    return path.endswith(LISTING_SUFFIXES)
+
+
+def read_listing(path: str, prefix: str) -> list[str]:
+    """Paths named by a listing file, relative ones joined to `prefix`."""
+    try:
+        with open_stream(path) as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise InputError(f"listing {path}: cannot be read: {e}") from e
+    if path.endswith(".gz") or raw[:2] == b"\x1f\x8b":
+        raw = gzip.GzipFile(fileobj=io.BytesIO(raw)).read()
+    out = []
+    for line in raw.decode("utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if is_url(line) or line.startswith("/"):
+            out.append(line)
+        elif prefix:
+            out.append(prefix.rstrip("/") + "/" + line)
+        else:
+            # No prefix: relative to the listing's own folder.
+            out.append(str(Path(path).parent / line))
+    return out
+
+
+def expand_inputs(args: list[str], listing_prefix: str) -> list[str]:
+    """Expand input arguments into WARC paths, in argument order, sorted within a directory."""
+    files: list[str] = []
+    for arg in args:
+        if _is_listing(arg):
+            files.extend(read_listing(arg, listing_prefix))
+        elif is_url(arg):
+            files.append(arg)
+        elif any(ch in arg for ch in "*?["):
+            matched = sorted(glob.glob(arg, recursive=True))
+            if not matched:
+                raise InputError(f"input {arg}: the pattern matches no file")
+            files.extend(m for m in matched if Path(m).is_file())
+        elif Path(arg).is_dir():
+            found = sorted(
+                str(p)
+                for p in Path(arg).rglob("*")
+                if p.is_file() and p.name.endswith(WARC_SUFFIXES)
+            )
+            if not found:
+                raise InputError(f"input {arg}: the directory holds no .warc/.warc.gz file")
+            files.extend(found)
+        elif Path(arg).is_file():
+            files.append(arg)
+        else:
+            raise InputError(f"input {arg}: no such file, directory, listing or URL")
+    if not files:
+        raise InputError("no input files: pass --input PATH (file, directory, glob or listing)")
+    return [f if is_url(f) else str(Path(f).resolve()) for f in files]

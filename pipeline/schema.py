@@ -1,0 +1,59 @@
+"""Arrow schemas of the rows passed between stages (the data contract of DESIGN.md).
+
+A stage output holds every row that reached the stage: kept rows have `reject_reason` null,
+rows this stage dropped carry `reject_stage`/`reject_reason`/`reject_detail`.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+REJECT_FIELDS = [
+    pa.field("reject_stage", pa.string()),
+    pa.field("reject_reason", pa.string()),
+    pa.field("reject_detail", pa.string()),
+]
+
+_RECORD_META = [
+    pa.field("doc_id", pa.string(), nullable=False),
+    pa.field("url", pa.string()),
+    pa.field("host", pa.string()),
+    pa.field("warc_date", pa.string()),
+    pa.field("warc_type", pa.string()),
+    pa.field("warc_file", pa.string()),
+    pa.field("warc_offset", pa.int64()),
+    pa.field("crawl_pos", pa.int64()),
+    pa.field("http_status", pa.int32()),
+    pa.field("content_type", pa.string()),
+]
+
+# Output of the read stage: the raw payload of candidate pages.
+RECORD_SCHEMA = pa.schema(
+    _RECORD_META
+    + [
+        pa.field("transfer_encoding", pa.string()),
+        pa.field("content_encoding", pa.string()),
+        pa.field("payload", pa.binary()),
+    ]
+    + REJECT_FIELDS
+)
+
+# Output of the extract stage: decoded text.
+DOC_SCHEMA = pa.schema(
+    _RECORD_META
+    + [
+        pa.field("charset", pa.string()),
+        pa.field("text", pa.string()),
+    ]
+    + REJECT_FIELDS
+)
+
+# The rejection ledger: one row per record not kept.
+LEDGER_COLUMNS = ["doc_id", "url", "stage", "reason", "detail", "crawl_pos", "warc_file"]
+
+
+def spark_schema(schema: pa.Schema):
+    """The Spark StructType for an Arrow schema (pyspark imported lazily)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)

@@ -1,0 +1,41 @@
+"""Shared plumbing: run a per-row Python function over Arrow batches inside `mapInArrow`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+import pyarrow as pa
+
+# Flush a batch early once its binary/text columns reach this size (HTML rows are large).
+MAX_BATCH_BYTES = 32 << 20
+
+
+def rows_to_batches(
+    rows: Iterable[dict], schema: pa.Schema, max_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """Group row dicts into record batches of at most `max_rows` rows / ~MAX_BATCH_BYTES."""
+    buf: list[dict] = []
+    size = 0
+    for row in rows:
+        buf.append(row)
+        size += len(row.get("payload") or b"") + len(row.get("text") or "")
+        if len(buf) >= max_rows or size >= MAX_BATCH_BYTES:
+            yield pa.RecordBatch.from_pylist(buf, schema=schema)
+            buf, size = [], 0
+    if buf:
+        yield pa.RecordBatch.from_pylist(buf, schema=schema)
+
+
+def map_rows(
+    fn: Callable[[dict], dict], schema: pa.Schema, max_rows: int
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A `mapInArrow` function applying `fn` to every row, in and out as dicts."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def rows() -> Iterator[dict]:
+            for batch in batches:
+                yield from (fn(r) for r in batch.to_pylist())
+
+        yield from rows_to_batches(rows(), schema, max_rows)
+
+    return run

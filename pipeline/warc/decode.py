@@ -1,0 +1,244 @@
+"""HTTP payload decoding: transfer encoding, content encoding, then charset to Unicode.
+
+Pure functions over bytes. Every decompression is bounded (`max_out`), so a gzip or brotli
+bomb costs at most that many bytes of memory and ends as a `DecodeError`, never an OOM.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import zlib
+
+import brotli
+from charset_normalizer import from_bytes
+
+
+class DecodeError(ValueError):
+    """A payload that cannot be decoded; `reason` is the ledger reason."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def dechunk(data: bytes) -> bytes:
+    """Undo HTTP/1.1 chunked transfer encoding; raises ValueError when it is not chunked."""
+    out = bytearray()
+    pos = 0
+    n = len(data)
+    while True:
+        eol = data.find(b"\r\n", pos)
+        if eol < 0:
+            eol = data.find(b"\n", pos)
+            if eol < 0:
+                raise ValueError("no chunk-size line")
+            nl = 1
+        else:
+            nl = 2
+        size_field = data[pos:eol].split(b";", 1)[0].strip()
+        size = int(size_field, 16)  # ValueError when not hex
+        pos = eol + nl
+        if size == 0:
+            return bytes(out)
+        if pos + size > n:
+            # Truncated last chunk: keep what is there (a crawler cut the record short).
+            out += data[pos:]
+            return bytes(out)
+        out += data[pos : pos + size]
+        pos += size
+        if data[pos : pos + 2] == b"\r\n":
+            pos += 2
+        elif data[pos : pos + 1] == b"\n":
+            pos += 1
+
+
+def _zlib_bounded(data: bytes, wbits: int, max_out: int) -> bytes:
+    out = bytearray()
+    d = zlib.decompressobj(wbits)
+    buf = data
+    while buf:
+        chunk = d.decompress(buf, max_out + 1 - len(out))
+        out += chunk
+        if len(out) > max_out:
+            raise DecodeError("decompression_bomb", f"decoded payload exceeds {max_out} bytes")
+        if d.eof:
+            rest = d.unused_data
+            # Concatenated gzip members are legal.
+            if wbits & 16 and rest[:2] == b"\x1f\x8b":
+                d = zlib.decompressobj(wbits)
+                buf = rest
+                continue
+            break
+        buf = d.unconsumed_tail
+        if not chunk and not buf:
+            break
+    return bytes(out)
+
+
+def _brotli_bounded(data: bytes, max_out: int) -> bytes:
+    d = brotli.Decompressor()
+    out = bytearray(d.process(data, output_buffer_limit=max_out + 1))
+    while len(out) <= max_out and not d.is_finished() and not d.can_accept_more_data():
+        out += d.process(b"", output_buffer_limit=max_out + 1 - len(out))
+    if len(out) > max_out:
+        raise DecodeError("decompression_bomb", f"decoded payload exceeds {max_out} bytes")
+    return bytes(out)
+
+
+def decompress(data: bytes, encoding: str, max_out: int) -> bytes:
+    """Undo one `Content-Encoding`. Stored-already-decoded payloads come back unchanged."""
+    enc = encoding.strip().lower()
+    if enc in ("", "identity", "none"):
+        return data
+    try:
+        if enc in ("gzip", "x-gzip"):
+            if data[:2] != b"\x1f\x8b":
+                return data  # the crawler stored it decoded but kept the header
+            return _zlib_bounded(data, 16 + zlib.MAX_WBITS, max_out)
+        if enc == "deflate":
+            try:
+                return _zlib_bounded(data, zlib.MAX_WBITS, max_out)  # zlib-wrapped (RFC 9110)
+            except zlib.error:
+                return _zlib_bounded(data, -zlib.MAX_WBITS, max_out)  # raw deflate, as IIS sends
+        if enc == "br":
+            return _brotli_bounded(data, max_out)
+    except (zlib.error, brotli.error) as e:
+        if _looks_like_markup(data):
+            return data  # header says encoded, bytes say otherwise
+        raise DecodeError("content_encoding", f"{enc}: {e}") from e
+    raise DecodeError("content_encoding", f"unsupported Content-Encoding {encoding!r}")
+
+
+def _looks_like_markup(data: bytes) -> bool:
+    head = data[:512].lstrip().lower()
+    return head.startswith((b"<", b"\xef\xbb\xbf<"))
+
+
+def decode_body(
+    raw: bytes, transfer_encoding: str | None, content_encoding: str | None, max_out: int
+) -> bytes:
+    """Bytes on the wire (as stored in the WARC) to the entity body."""
+    data = raw
+    if transfer_encoding and "chunked" in transfer_encoding.lower():
+        try:
+            data = dechunk(data)
+        except ValueError:
+            pass  # stored de-chunked with the header left in: use as is (warcio does the same)
+    if content_encoding:
+        # Several encodings apply in the order listed; undo them in reverse.
+        for enc in reversed([e for e in content_encoding.split(",") if e.strip()]):
+            data = decompress(data, enc, max_out)
+    if len(data) > max_out:
+        raise DecodeError("too_large", f"decoded payload {len(data)} > {max_out} bytes")
+    return data
+
+
+# ---------------------------------------------------------------- charsets
+
+# WHATWG Encoding Standard: labels browsers decode with a superset codec.
+_WHATWG_ALIASES = {
+    "iso-8859-1": "cp1252",
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "ascii": "cp1252",
+    "us-ascii": "cp1252",
+    "iso8859-1": "cp1252",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "gb_2312-80": "gb18030",
+    "iso-8859-9": "cp1254",
+    "iso-8859-11": "cp874",
+    "tis-620": "cp874",
+    "ks_c_5601-1987": "cp949",
+    "euc-kr": "cp949",
+    "shift_jis": "cp932",
+    "shift-jis": "cp932",
+    "sjis": "cp932",
+    "x-sjis": "cp932",
+    "windows-31j": "cp932",
+    "big5": "big5hkscs",
+    "utf8": "utf-8",
+    "unicode": "utf-8",
+    "x-user-defined": "cp1252",
+}
+
+_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.I)
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I)
+
+
+def normalize_charset(label: str | None) -> str | None:
+    """A charset label to a Python codec name, or None when Python knows no such codec."""
+    if not label:
+        return None
+    name = label.strip().strip("\"'").lower()
+    name = _WHATWG_ALIASES.get(name, name)
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def charset_from_content_type(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    m = _HEADER_CHARSET.search(content_type)
+    return m.group(1) if m else None
+
+
+def charset_from_meta(body: bytes, scan_bytes: int = 4096) -> str | None:
+    """`<meta charset>` or `<meta http-equiv content="...charset=">` in the document head."""
+    m = _META_CHARSET.search(body[:scan_bytes])
+    return m.group(1).decode("ascii", "replace") if m else None
+
+
+_SINGLE_BYTE = {"cp1252", "iso8859-1", "iso8859-15", "cp1250", "cp1254", "latin-1"}
+
+
+def _is_utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def to_unicode(body: bytes, content_type: str | None) -> tuple[str, str, str]:
+    """Decode an HTML body. Returns (text, codec, how) with how in header/bom/meta/detected/utf-8.
+
+    The order is a browser's: byte-order mark, HTTP header, `<meta>`, then detection. A declared
+    charset that fails to decode strictly is not trusted; detection decides instead.
+    """
+    for bom, codec in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if body.startswith(bom):
+            return body.decode(codec, errors="replace"), codec, "bom"
+    for how, label in (
+        ("header", charset_from_content_type(content_type)),
+        ("meta", charset_from_meta(body)),
+    ):
+        codec = normalize_charset(label)
+        if codec is None:
+            continue
+        try:
+            text = body.decode(codec)
+        except UnicodeDecodeError:
+            continue  # the declaration lies; fall through
+        if codec in _SINGLE_BYTE and not body.isascii() and _is_utf8(body):
+            # A Latin code page decodes anything; valid multi-byte UTF-8 is no accident.
+            return body.decode("utf-8"), "utf-8", f"{how}-overridden"
+        return text, codec, how
+    try:
+        return body.decode("utf-8"), "utf-8", "utf-8"
+    except UnicodeDecodeError:
+        pass
+    best = from_bytes(body[:200_000]).best()
+    if best is not None and best.encoding:
+        codec = normalize_charset(best.encoding) or best.encoding
+        return body.decode(codec, errors="replace"), codec, "detected"
+    return body.decode("utf-8", errors="replace"), "utf-8", "replace"

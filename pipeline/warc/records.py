@@ -1,0 +1,197 @@
+"""Stream the records of one WARC file and decide, per record, whether it goes on.
+
+Pure Python over a byte stream (no Spark). Every record read yields exactly one row: a
+candidate HTML page (with its raw payload bytes) or a rejection with its reason. A file that
+breaks mid-way yields one `corrupt_file` row for the unread rest, so nothing vanishes silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from warcio.archiveiterator import ArchiveIterator
+
+STAGE = "read"
+
+# crawl_pos = file_index * 2**40 + byte offset: one sortable int64, files up to 1 TiB.
+OFFSET_BITS = 40
+
+
+def crawl_pos(file_index: int, offset: int) -> int:
+    return (file_index << OFFSET_BITS) + offset
+
+
+@dataclass(frozen=True)
+class RecordPolicy:
+    max_record_bytes: int
+    html_content_types: tuple[str, ...]
+    accept_status: tuple[int, ...]
+    reject_truncated: bool = True
+
+
+def clean_uri(uri: str | None) -> str:
+    """wget wraps `WARC-Target-URI` in <...>; strip that and whitespace."""
+    if not uri:
+        return ""
+    uri = uri.strip()
+    if uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1]
+    return uri
+
+
+def host_of(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def make_doc_id(record_id: str | None, url: str, date: str, where: str) -> str:
+    """The WARC-Record-ID without brackets, else a SHA-1 of URL + date (+ position)."""
+    if record_id:
+        return record_id.strip().strip("<>")
+    return "sha1:" + hashlib.sha1(f"{url}\x00{date}\x00{where}".encode()).hexdigest()
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def sniff_html(head: bytes) -> bool:
+    """Markup sniffing for records with no declared type (never libmagic guessing)."""
+    h = head[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return h.startswith((b"<!doctype html", b"<html", b"<head", b"<!--", b"<body", b"<meta"))
+
+
+def _base_row(file_index: int, path: str, rec: Any) -> dict[str, Any]:
+    h = rec.rec_headers
+    url = clean_uri(h.get_header("WARC-Target-URI"))
+    return {
+        "doc_id": h.get_header("WARC-Record-ID"),
+        "url": url,
+        "host": host_of(url),
+        "warc_date": h.get_header("WARC-Date") or "",
+        "warc_type": rec.rec_type or "",
+        "warc_file": path,
+        "warc_offset": None,
+        "crawl_pos": None,
+        "http_status": None,
+        "content_type": None,
+        "transfer_encoding": None,
+        "content_encoding": None,
+        "payload": None,
+        "reject_stage": None,
+        "reject_reason": None,
+        "reject_detail": None,
+    }
+
+
+def _place(row: dict[str, Any], file_index: int, path: str, offset: int) -> None:
+    row["warc_offset"] = offset
+    row["crawl_pos"] = crawl_pos(file_index, offset)
+    row["doc_id"] = make_doc_id(row["doc_id"], row["url"], row["warc_date"], f"{path}@{offset}")
+
+
+def _reject(row: dict[str, Any], reason: str, detail: str = "") -> dict[str, Any]:
+    row["reject_stage"] = STAGE
+    row["reject_reason"] = reason
+    row["reject_detail"] = detail
+    return row
+
+
+def _judge(rec: Any, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any]:
+    """Fill `row` from the record and reject it, or keep it with its payload bytes."""
+    if rec.rec_type != "response":
+        return _reject(row, "not_response", rec.rec_type or "unknown")
+    http = rec.http_headers
+    if http is None or not http.protocol.upper().startswith("HTTP"):
+        return _reject(row, "not_http", rec.rec_headers.get_header("Content-Type") or "")
+    try:
+        status = int(http.get_statuscode() or 0)
+    except ValueError:
+        status = 0
+    row["http_status"] = status
+    ctype = http.get_header("Content-Type") or ""
+    row["content_type"] = ctype
+    if status not in policy.accept_status:
+        return _reject(row, "http_status", str(status))
+    truncated = rec.rec_headers.get_header("WARC-Truncated")
+    if truncated and policy.reject_truncated:
+        return _reject(row, "truncated", truncated)
+    mtype = media_type(ctype) or media_type(
+        rec.rec_headers.get_header("WARC-Identified-Payload-Type")
+    )
+    if mtype and mtype not in policy.html_content_types:
+        return _reject(row, "not_html", mtype)  # decided on headers: payload never read
+    payload = rec.raw_stream.read(policy.max_record_bytes + 1)
+    if len(payload) > policy.max_record_bytes:
+        return _reject(row, "too_large", f"payload > {policy.max_record_bytes} bytes")
+    if not mtype and not sniff_html(payload):
+        return _reject(row, "not_html", "no content type, payload is not markup")
+    if not payload.strip():
+        return _reject(row, "empty_payload", "")
+    row["transfer_encoding"] = http.get_header("Transfer-Encoding")
+    row["content_encoding"] = http.get_header("Content-Encoding")
+    row["payload"] = payload
+    return row
+
+
+def iter_warc_rows(
+    stream: Any, file_index: int, path: str, policy: RecordPolicy
+) -> Iterator[dict[str, Any]]:
+    """One row per WARC record of `stream`; a broken tail becomes one `corrupt_file` row."""
+    it = ArchiveIterator(stream, arc2warc=True)
+    last_offset = 0
+    n = 0
+    try:
+        for rec in it:
+            row = _base_row(file_index, path, rec)
+            try:
+                row = _judge(rec, row, policy)
+            except Exception as e:  # a malformed record, not the whole file
+                if row["reject_reason"] is None:
+                    row = _reject(row, "corrupt_record", f"{type(e).__name__}: {e}"[:500])
+            # Only now: warcio reads the record to its end to learn its offset.
+            offset = it.get_record_offset()
+            last_offset = offset
+            _place(row, file_index, path, offset)
+            n += 1
+            yield row
+    except Exception as e:
+        yield file_error_row(
+            file_index,
+            path,
+            "corrupt_file" if n else "unreadable_file",
+            f"after {n} record(s), near byte {last_offset}: {type(e).__name__}: {e}"[:500],
+            offset=last_offset,
+            n=n,
+        )
+
+
+def file_error_row(
+    file_index: int, path: str, reason: str, detail: str, offset: int = 0, n: int = 0
+) -> dict[str, Any]:
+    """A ledger row for a file (or its unreadable rest) that yielded no further records."""
+    doc_id = "file:" + hashlib.sha1(f"{path}\x00{n}".encode()).hexdigest()
+    return {
+        "doc_id": doc_id,
+        "url": path,
+        "host": "",
+        "warc_date": "",
+        "warc_type": "",
+        "warc_file": path,
+        "warc_offset": offset,
+        "crawl_pos": crawl_pos(file_index, offset) + (1 if n else 0),
+        "http_status": None,
+        "content_type": None,
+        "transfer_encoding": None,
+        "content_encoding": None,
+        "payload": None,
+        "reject_stage": STAGE,
+        "reject_reason": reason,
+        "reject_detail": detail,
+    }
