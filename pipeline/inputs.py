@@ -1,6 +1,6 @@
 """Turn the user's input arguments into an ordered list of WARC file paths.
 
-An argument may be a WARC file, a directory (its `*.warc`, `*.warc.gz`, `*.arc.gz` files), a
+An argument may be a WARC file, a directory (its `*.warc(.gz)` files, and WET/WAT), a
 glob, a Common Crawl listing (`*.paths` or `*.paths.gz`, one path a line, relative lines
 resolved against a prefix), or a URL. The order of the result is the crawl order: file index i
 in it is the high part of every record's `crawl_pos`.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.streams import is_url, open_stream
 
-WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.wet.gz", ".warc.wat.gz")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz")
 LISTING_SUFFIXES = (".paths", ".paths.gz")
 
 

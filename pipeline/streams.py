@@ -34,6 +34,7 @@ class HttpStream(io.RawIOBase):
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
         self.pos = 0
+        self.size: int | None = None  # total bytes, when the server says
         self._resp = None
         self._open()
 
@@ -48,6 +49,7 @@ class HttpStream(io.RawIOBase):
                 if self.pos and resp.status == 200:
                     # The server ignored Range: skip to where we were.
                     _discard(resp, self.pos)
+                self.size = _total_size(resp, self.size)
                 self._resp = resp
                 return
             except urllib.error.HTTPError as e:
@@ -68,6 +70,9 @@ class HttpStream(io.RawIOBase):
         for attempt in range(self.retries + 1):
             try:
                 n = self._resp.readinto(b)  # type: ignore[union-attr]
+                if n == 0 and len(b) and self.size is not None and self.pos < self.size:
+                    # http.client reports a dropped connection as a clean EOF.
+                    raise OSError(f"connection closed at byte {self.pos} of {self.size}")
                 self.pos += n
                 return n
             except (OSError, urllib.error.URLError):
@@ -89,6 +94,16 @@ class HttpStream(io.RawIOBase):
     def close(self) -> None:
         self._close_resp()
         super().close()
+
+
+def _total_size(resp, known: int | None) -> int | None:
+    crange = resp.headers.get("Content-Range")  # "bytes 100-999/1000"
+    if crange and "/" in crange and not crange.endswith("*"):
+        return int(crange.rsplit("/", 1)[1])
+    length = resp.headers.get("Content-Length")
+    if resp.status == 200 and length and length.isdigit():
+        return int(length)
+    return known
 
 
 def _discard(resp, n: int) -> None:

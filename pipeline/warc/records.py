@@ -140,15 +140,47 @@ def _judge(rec: Any, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any
     return row
 
 
+class _CountingReader:
+    """Counts the bytes warcio pulls, to spot a tail it could not parse as records."""
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+        self.consumed = 0
+        self.tail = b""
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.stream.read(n)
+        self.consumed += len(data)
+        self.tail = (self.tail + data)[-64:]
+        return data
+
+    def readline(self, n: int = -1) -> bytes:  # warcio reads uncompressed files by line too
+        data = self.stream.readline(n)
+        self.consumed += len(data)
+        self.tail = (self.tail + data)[-64:]
+        return data
+
+
 def iter_warc_rows(
     stream: Any, file_index: int, path: str, policy: RecordPolicy
 ) -> Iterator[dict[str, Any]]:
-    """One row per WARC record of `stream`; a broken tail becomes one `corrupt_file` row."""
-    it = ArchiveIterator(stream, arc2warc=True)
-    last_offset = 0
+    """One row per WARC record of `stream`; a broken tail becomes one ledger row."""
+    counted = _CountingReader(stream)
+    it = ArchiveIterator(counted)
+    end = 0
     n = 0
+    seen_ids: set[str] = set()
     try:
         for rec in it:
+            if n == 0 and rec.format != "warc":
+                # warcio falls back to parsing ARC, and reads any text file as ARC records.
+                yield file_error_row(
+                    file_index,
+                    path,
+                    "unreadable_file",
+                    "not a WARC file (no WARC/1.x record header at byte 0; ARC is not read)",
+                )
+                return
             row = _base_row(file_index, path, rec)
             try:
                 row = _judge(rec, row, policy)
@@ -157,17 +189,29 @@ def iter_warc_rows(
                     row = _reject(row, "corrupt_record", f"{type(e).__name__}: {e}"[:500])
             # Only now: warcio reads the record to its end to learn its offset.
             offset = it.get_record_offset()
-            last_offset = offset
+            end = offset + (it.get_record_length() or 0)
             _place(row, file_index, path, offset)
+            if row["doc_id"] in seen_ids:  # wget has been seen to reuse a WARC-Record-ID
+                row["doc_id"] = f"{row['doc_id']}#{offset}"
+            seen_ids.add(row["doc_id"])
             n += 1
             yield row
     except Exception as e:
+        reason = "corrupt_file" if n else "unreadable_file"
+        detail = f"after {n} record(s), near byte {end}: {type(e).__name__}: {e}"
+        yield file_error_row(file_index, path, reason, detail[:500], offset=end, n=n)
+        return
+    leftover = counted.consumed - end
+    if n == 0:
+        yield file_error_row(file_index, path, "unreadable_file", "no WARC record in the file")
+    elif leftover > 0 and counted.tail[-min(leftover, 64) :].strip(b"\r\n\x00 "):
         yield file_error_row(
             file_index,
             path,
-            "corrupt_file" if n else "unreadable_file",
-            f"after {n} record(s), near byte {last_offset}: {type(e).__name__}: {e}"[:500],
-            offset=last_offset,
+            "corrupt_file",
+            f"{leftover} byte(s) after the last complete record (at byte {end}) "
+            "could not be parsed: file truncated or damaged",
+            offset=end,
             n=n,
         )
 

@@ -1,0 +1,43 @@
+"""Shared fixtures: one SparkSession per test session, the project's sample WARC, shared data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("CURATE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not (SHARED / "warc").is_dir():
+        pytest.skip(f"real sample data not found at {SHARED} (set CURATE_SHARED_DATA)")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def sample_warc(tmp_path_factory) -> Path:
+    from pipeline.sample import write_sample_warc
+
+    path = tmp_path_factory.mktemp("sample") / "sample.warc.gz"
+    write_sample_warc(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def cfg():
+    from pipeline.config import load_config
+
+    return load_config(ROOT / "conf" / "default.yaml")
+
+
+@pytest.fixture(scope="session")
+def spark(cfg):
+    from pipeline.spark import get_spark
+
+    session = get_spark(cfg, "local[2]")
+    yield session
+    session.stop()

@@ -1,0 +1,125 @@
+import gzip
+import zlib
+
+import brotli
+import pytest
+
+from pipeline.warc.decode import (
+    DecodeError,
+    dechunk,
+    decode_body,
+    normalize_charset,
+    to_unicode,
+)
+
+HTML = "<html><head><title>t</title></head><body><p>Grüße, naïve café</p></body></html>"
+
+
+def test_dechunk_with_extensions_and_trailer():
+    body = b"5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nTrailer: x\r\n\r\n"
+    assert dechunk(body) == b"hello, world"
+
+
+def test_dechunk_rejects_non_chunked():
+    with pytest.raises(ValueError):
+        dechunk(b"<html>not chunked</html>")
+
+
+def test_chunked_header_on_dechunked_payload_is_tolerated():
+    raw = b"<html><body>stored already de-chunked</body></html>"
+    assert decode_body(raw, "chunked", None, 10_000) == raw
+
+
+@pytest.mark.parametrize(
+    "encoding,encode",
+    [
+        ("gzip", lambda b: gzip.compress(b)),
+        ("x-gzip", lambda b: gzip.compress(b)),
+        ("deflate", lambda b: zlib.compress(b)),
+        ("deflate", lambda b: zlib.compress(b)[2:-4]),  # raw deflate, as IIS sends it
+        ("br", lambda b: brotli.compress(b)),
+    ],
+)
+def test_content_encodings(encoding, encode):
+    raw = HTML.encode()
+    assert decode_body(encode(raw), None, encoding, 10_000) == raw
+
+
+def test_chunked_then_gzip():
+    raw = HTML.encode()
+    z = gzip.compress(raw)
+    chunked = b"%x\r\n" % len(z) + z + b"\r\n0\r\n\r\n"
+    assert decode_body(chunked, "chunked", "gzip", 10_000) == raw
+
+
+def test_gzip_header_on_plain_payload():
+    # Common Crawl 2020+ stores payloads decoded; some crawlers keep the header.
+    raw = HTML.encode()
+    assert decode_body(raw, None, "gzip", 10_000) == raw
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "br"])
+def test_bombs_are_bounded(encoding):
+    big = b"\0" * 50_000_000
+    bomb = gzip.compress(big) if encoding == "gzip" else brotli.compress(big)
+    assert len(bomb) < 100_000
+    with pytest.raises(DecodeError) as e:
+        decode_body(bomb, None, encoding, 1_000_000)
+    assert e.value.reason == "decompression_bomb"
+
+
+def test_corrupt_encoding_is_a_decode_error():
+    with pytest.raises(DecodeError) as e:
+        decode_body(b"\x1f\x8b\x08\x00garbage-not-gzip" * 10, None, "gzip", 10_000)
+    assert e.value.reason == "content_encoding"
+
+
+def test_unknown_encoding():
+    with pytest.raises(DecodeError, match="unsupported"):
+        decode_body(b"\x00\x01", None, "compress", 10_000)
+
+
+def test_charset_aliases():
+    assert normalize_charset("GB2312") == "gb18030"
+    assert normalize_charset("ISO-8859-1") == "cp1252"
+    assert normalize_charset("Shift_JIS") == "cp932"
+    assert normalize_charset("EUC-JP") == "euc_jp"
+    assert normalize_charset("no-such-charset") is None
+
+
+def test_header_charset_wins():
+    body = "<p>河流如何塑造山谷</p>".encode("gb2312")
+    text, codec, how = to_unicode(body, "text/html; charset=gb2312")
+    assert "河流如何塑造山谷" in text and codec == "gb18030" and how == "header"
+
+
+def test_meta_charset_when_header_silent():
+    body = '<meta charset="windows-1251"><p>Как река формирует долину</p>'.encode("cp1251")
+    text, codec, how = to_unicode(body, "text/html")
+    assert "Как река формирует долину" in text and how == "meta"
+
+
+def test_http_equiv_meta():
+    body = (
+        '<meta http-equiv="Content-Type" content="text/html; charset=EUC-JP">'
+        "<p>川が谷を形作る方法について説明します。</p>"
+    ).encode("euc_jp")
+    text, codec, how = to_unicode(body, None)
+    assert "川が谷を形作る" in text and codec == "euc_jp"
+
+
+def test_lying_header_falls_through_to_detection():
+    russian = "Река никогда не заканчивает работу над своей долиной. " * 20
+    body = f"<html><body><p>{russian}</p></body></html>".encode("cp1251")
+    text, codec, how = to_unicode(body, "text/html; charset=utf-8")
+    assert "Река никогда" in text and how == "detected"
+
+
+def test_latin1_header_on_utf8_bytes_is_overridden():
+    text, codec, how = to_unicode(HTML.encode("utf-8"), "text/html; charset=iso-8859-1")
+    assert "Grüße" in text and codec == "utf-8"
+
+
+def test_utf8_bom():
+    text, codec, how = to_unicode(b"\xef\xbb\xbf" + HTML.encode(), "text/html; charset=cp1252")
+    assert text.startswith("<html>") and how == "bom"

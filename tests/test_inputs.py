@@ -1,0 +1,42 @@
+import gzip
+
+import pytest
+
+from pipeline.inputs import InputError, expand_inputs
+
+
+def test_files_dirs_globs(tmp_path):
+    (tmp_path / "d").mkdir()
+    for name in ("b.warc.gz", "a.warc", "notes.txt"):
+        (tmp_path / "d" / name).write_bytes(b"x")
+    got = expand_inputs([str(tmp_path / "d")], "")
+    assert [p.rsplit("/", 1)[1] for p in got] == ["a.warc", "b.warc.gz"]
+    got = expand_inputs([str(tmp_path / "d" / "*.gz")], "")
+    assert [p.rsplit("/", 1)[1] for p in got] == ["b.warc.gz"]
+
+
+def test_listing_with_prefix(tmp_path):
+    listing = tmp_path / "warc.paths.gz"
+    listing.write_bytes(gzip.compress(b"crawl-data/a.warc.gz\n\n# comment\n/abs/b.warc.gz\n"))
+    got = expand_inputs([str(listing)], "https://data.commoncrawl.org/")
+    assert got == ["https://data.commoncrawl.org/crawl-data/a.warc.gz", "/abs/b.warc.gz"]
+
+
+def test_listing_without_prefix_is_relative_to_itself(tmp_path):
+    (tmp_path / "warc.paths").write_text("x.warc.gz\n")
+    assert expand_inputs([str(tmp_path / "warc.paths")], "") == [str(tmp_path / "x.warc.gz")]
+
+
+def test_urls_pass_through():
+    assert expand_inputs(["http://127.0.0.1:1/x.warc.gz"], "") == ["http://127.0.0.1:1/x.warc.gz"]
+
+
+@pytest.mark.parametrize("arg", ["/no/such/file.warc.gz", "/no/such/*.warc.gz"])
+def test_missing_inputs_name_the_path(arg):
+    with pytest.raises(InputError, match=arg.replace("*", r"\*")):
+        expand_inputs([arg], "")
+
+
+def test_empty_directory(tmp_path):
+    with pytest.raises(InputError, match="no .warc"):
+        expand_inputs([str(tmp_path)], "")

@@ -1,0 +1,154 @@
+"""The whole pipeline in Spark local[2]: real WARCs in, data + ledger + manifest out."""
+
+import http.server
+import json
+import threading
+from collections import Counter
+from functools import partial
+
+import pyarrow.parquet as pq
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from pipeline.run import run
+
+pytestmark = pytest.mark.spark
+
+
+def _records_in(path) -> int:
+    """Records in a file by warcio alone: the independent side of the reconcile check."""
+    with open(path, "rb") as fh:
+        return sum(1 for _ in ArchiveIterator(fh))
+
+
+def _outputs(out):
+    data = pq.read_table(out / "data").to_pylist()
+    ledger = pq.read_table(out / "rejected").to_pylist()
+    manifest = json.loads((out / "manifest.json").read_text())
+    return data, ledger, manifest
+
+
+@pytest.fixture(scope="module")
+def shared_run(spark, cfg, shared_data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("shared_run")
+    run(cfg, [str(shared_data / "warc")], out, spark)
+    return out
+
+
+def test_every_shared_file_reconciles(shared_run, shared_data):
+    data, ledger, manifest = _outputs(shared_run)
+    c = manifest["counts"]
+    assert c["read"] == c["kept"] + sum(c["rejected"].values())
+    assert c["kept"] == len(data) and sum(c["rejected"].values()) == len(ledger)
+    per_file = Counter(d["metadata"]["warc_file"] for d in data)
+    per_file.update(r["warc_file"] for r in ledger)
+    files = sorted(p for p in (shared_data / "warc").iterdir() if p.is_file())
+    assert len(manifest["inputs"]) == len(files)
+    for f in files:
+        assert per_file[str(f.resolve())] == _records_in(f), f.name
+    ids = [d["id"] for d in data] + [r["doc_id"] for r in ledger]
+    assert len(ids) == len(set(ids))
+
+
+def test_known_pages_are_correct_unicode(shared_run):
+    data, _, _ = _outputs(shared_run)
+    by_ctype = [d for d in data if "gb2312" in (d["metadata"]["content_type"] or "")]
+    assert by_ctype, "the 2020 Common Crawl head has gb2312 pages"
+    for d in by_ctype:  # one of them is an English page that declares gb2312
+        assert "Ã" not in d["text"] and "\ufffd" not in d["text"]
+    jobs = next(d for d in by_ctype if d["url"] == "http://0760.jxtdw.com/area/sanxiang/")
+    assert "中山市" in jobs["text"] and d["metadata"]["charset"] == "gb18030 (header)"
+    cyrillic = [d for d in data if sum("\u0400" <= ch <= "\u04ff" for ch in d["text"]) > 50]
+    assert cyrillic, "windows-1251 pages decode to Cyrillic"
+    assert all("Ð" not in d["text"] for d in cyrillic)
+
+
+def test_shared_ledger_reasons(shared_run):
+    _, ledger, manifest = _outputs(shared_run)
+    rej = manifest["counts"]["rejected"]
+    for key in ("read:not_response", "read:not_html", "read:http_status", "read:truncated"):
+        assert rej.get(key, 0) > 0, key
+    revisits = [r for r in ledger if r["reason"] == "not_response" and r["detail"] == "revisit"]
+    assert len(revisits) >= 55
+    assert all(r["stage"] and r["reason"] for r in ledger)
+
+
+def test_gzip_stored_payload_is_decoded(shared_run):
+    data, _, _ = _outputs(shared_run)
+    gz = [d for d in data if "transfer_compression_gzip" in d["metadata"]["warc_file"]]
+    assert len(gz) == 1 and "testing GZip and Brotli transmission compression" in gz[0]["text"]
+
+
+def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
+    out = tmp_path / "out"
+    m1 = run(cfg, [str(sample_warc)], out, spark)
+    data, ledger, _ = _outputs(out)
+    assert m1["counts"] == {
+        "read": 25,
+        "kept": 6,
+        "rejected": {
+            "extract:extract_empty": 1,
+            "read:empty_payload": 1,
+            "read:http_status": 1,
+            "read:not_html": 1,
+            "read:not_response": 14,
+            "read:truncated": 1,
+        },
+    }
+    assert {d["url"] for d in data} >= {
+        "https://reki.example.ru/dolina",
+        "https://heliu.example.cn/shangu",
+    }
+    assert m1["stages"][0] == {**m1["stages"][0], "name": "extract", "status": "ran"}
+    # Same job again: the completed stage is reused, the output is the same.
+    m2 = run(cfg, [str(sample_warc)], out, spark)
+    assert m2["stages"][0]["status"] == "reused" and m2["counts"] == m1["counts"]
+    assert sorted(d["id"] for d in _outputs(out)[0]) == sorted(d["id"] for d in data)
+    # --force reruns; a changed extract setting reruns; an interrupted stage reruns.
+    assert run(cfg, [str(sample_warc)], out, spark, force=True)["stages"][0]["status"] == "ran"
+    changed = cfg.model_copy(deep=True)
+    changed.extract.include_tables = False
+    assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
+    (out / "_stages" / "extract" / "_STAGE.json").unlink()
+    assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
+
+
+@pytest.fixture(scope="module")
+def http_root(sample_warc):
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(sample_warc.parent))
+    handler.log_message = lambda *a: None
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+def test_http_input_and_listing(spark, cfg, sample_warc, http_root, tmp_path):
+    local_out = tmp_path / "local"
+    run(cfg, [str(sample_warc)], local_out, spark)
+    # A Common Crawl style listing: relative path, resolved against the prefix.
+    listing = tmp_path / "warc.paths"
+    listing.write_text(f"{sample_warc.name}\n")
+    c = cfg.model_copy(deep=True)
+    c.input.listing_prefix = http_root
+    http_out = tmp_path / "http"
+    m = run(c, [str(listing)], http_out, spark)
+    assert m["inputs"] == [f"{http_root}/{sample_warc.name}"]
+    local, http_ = _outputs(local_out)[0], _outputs(http_out)[0]
+    assert sorted((d["url"], d["text"]) for d in local) == sorted(
+        (d["url"], d["text"]) for d in http_
+    )
+
+
+def test_unreachable_url_is_recorded_or_fails(spark, cfg, sample_warc, tmp_path):
+    c = cfg.model_copy(deep=True)
+    c.input.http_retries = 0
+    dead = "http://127.0.0.1:9/gone.warc.gz"
+    m = run(c, [str(sample_warc), dead], tmp_path / "rec", spark)
+    assert m["counts"]["rejected"]["read:unreadable_file"] == 1
+    assert m["counts"]["kept"] == 6
+    ledger = _outputs(tmp_path / "rec")[1]
+    assert any(r["url"] == dead and "unreachable" in r["detail"] for r in ledger)
+    c.input.on_unreadable = "fail"
+    with pytest.raises(Exception, match="gone.warc.gz"):
+        run(c, [dead], tmp_path / "fail", spark)
