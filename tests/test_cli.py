@@ -1,0 +1,47 @@
+"""The `curate` command: bad config and inputs stop before Spark starts, naming the culprit."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def curate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_unknown_key_stops_before_spark(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("read:\n  max_record_byte: 5\n")
+    t0 = time.perf_counter()
+    r = curate("run", "--config", str(bad), "--input", "x.warc.gz", "--output", str(tmp_path))
+    assert r.returncode == 2
+    assert "read.max_record_byte" in r.stderr and str(bad) in r.stderr
+    assert "Spark" not in r.stderr and time.perf_counter() - t0 < 10
+
+
+def test_missing_input_names_path(tmp_path):
+    r = curate(
+        "run",
+        "--config",
+        "conf/default.yaml",
+        "--input",
+        "/nope/a.warc.gz",
+        "--output",
+        str(tmp_path),
+    )
+    assert r.returncode == 2 and "/nope/a.warc.gz" in r.stderr
+
+
+def test_no_input_at_all(tmp_path):
+    r = curate("run", "--config", "conf/default.yaml", "--output", str(tmp_path))
+    assert r.returncode == 2 and "--input" in r.stderr
+
+
+def test_sample_command(tmp_path):
+    r = curate("sample", "--output", str(tmp_path / "s.warc.gz"))
+    assert r.returncode == 0 and (tmp_path / "s.warc.gz").stat().st_size > 1000
