@@ -26,16 +26,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from pipeline.config import ExtractConf, load_config
+from pipeline.extract import process_record
+from pipeline.warc.records import RecordPolicy, iter_warc_rows
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from warcio.statusandheaders import StatusAndHeaders  # noqa: E402
-from warcio.warcwriter import WARCWriter  # noqa: E402
-
-from pipeline.config import load_config  # noqa: E402
-from pipeline.extract import ExtractSettings, process_record  # noqa: E402
-from pipeline.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
-
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
 WORK = ROOT / "bench" / "work"
 RESULTS = ROOT / "bench" / "results"
@@ -56,8 +54,9 @@ def build_warc(path: Path, repeat: int) -> tuple[int, int, dict[str, str]]:
                 url = item["url"] if r == 0 else f"{item['url']}#copy{r}"
                 truth[url] = item["articleBody"]
                 http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], "HTTP/1.1")
-                rec = w.create_warc_record(url, "response", payload=io.BytesIO(html),
-                                           http_headers=http)
+                rec = w.create_warc_record(
+                    url, "response", payload=io.BytesIO(html), http_headers=http
+                )
                 w.write_record(rec)
                 n += 1
     return n, path.stat().st_size, truth
@@ -87,9 +86,10 @@ def quality(texts: dict[str, str], truth: dict[str, str], urls: list[str]) -> di
     }
 
 
-def single_process(warc: Path, cfg, settings: ExtractSettings) -> tuple[float, dict[str, str]]:
-    policy = RecordPolicy(cfg.read.max_record_bytes, tuple(cfg.read.html_content_types),
-                          tuple(cfg.read.accept_status))
+def single_process(warc: Path, cfg, settings: ExtractConf) -> tuple[float, dict[str, str]]:
+    policy = RecordPolicy(
+        cfg.read.max_record_bytes, tuple(cfg.read.html_content_types), tuple(cfg.read.accept_status)
+    )
     texts: dict[str, str] = {}
     t0 = time.perf_counter()
     with open(warc, "rb") as fh:
@@ -115,15 +115,12 @@ def main() -> int:
     mb = size / 1e6
     print(f"benchmark WARC: {records} records, {mb:.1f} MB ({args.repeat} x 181 pages)")
 
-    from pipeline.extract import ExtractSettings as S
-    from pipeline.stages.extract import settings_from
-
-    ours = settings_from(cfg)
+    ours = cfg.extract
     # Quality, in one process: our defaults, and trafilatura's own defaults.
     _, texts_default = single_process(warc, cfg, ours)
     q_ours = quality(texts_default, truth, originals)
     _, texts_traf = single_process(
-        warc, cfg, S(timeout_s=ours.timeout_s, favor_precision=False, include_comments=True)
+        warc, cfg, ours.model_copy(update={"favor_precision": False, "include_comments": True})
     )
     q_traf = quality(texts_traf, truth, originals)
 

@@ -12,9 +12,10 @@ import logging
 import signal
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import trafilatura
+
+from pipeline.config import ExtractConf
 
 log = logging.getLogger(__name__)
 _warned = False
@@ -22,17 +23,6 @@ _warned = False
 
 class ExtractTimeout(Exception):
     pass
-
-
-@dataclass(frozen=True)
-class ExtractSettings:
-    timeout_s: float = 5.0
-    favor_precision: bool = True
-    favor_recall: bool = False
-    include_comments: bool = False
-    include_tables: bool = True
-    deduplicate: bool = False
-    fast: bool = False
 
 
 def _on_alarm(signum, frame):  # noqa: ARG001
@@ -57,7 +47,7 @@ def time_bound(seconds: float):
         signal.signal(signal.SIGALRM, old)
 
 
-def extract_text(html: str, url: str, s: ExtractSettings) -> str | None:
+def extract_text(html: str, url: str, s: ExtractConf) -> str | None:
     """Main text of a page, or None when trafilatura finds none. Raises ExtractTimeout."""
     with time_bound(s.timeout_s):
         return trafilatura.extract(
@@ -76,7 +66,7 @@ def extract_text(html: str, url: str, s: ExtractSettings) -> str | None:
         )
 
 
-def process_record(row: dict, s: ExtractSettings, max_decoded_bytes: int) -> dict:
+def process_record(row: dict, s: ExtractConf, max_decoded_bytes: int) -> dict:
     """Decode a candidate's payload and extract its text; reject it with a reason otherwise.
 
     Takes a read-stage row (with `payload`), returns a document row (with `text`, `charset`).

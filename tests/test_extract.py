@@ -3,10 +3,11 @@
 import gzip
 from pathlib import Path
 
-from pipeline.extract import ExtractSettings, process_record
+from pipeline.config import ExtractConf
+from pipeline.extract import process_record
 from pipeline.sample import ARTICLE_RIVER, page
 
-SETTINGS = ExtractSettings()
+SETTINGS = ExtractConf()
 
 
 def candidate(
@@ -45,7 +46,7 @@ def test_navigation_only_page_is_extract_empty():
 
 
 def test_timeout_goes_to_ledger():
-    slow = ExtractSettings(timeout_s=0.0005)
+    slow = ExtractConf(timeout_s=0.0005)
     big = page(ARTICLE_RIVER * 200, "Rivers").encode()
     out = process_record(candidate(big), slow, 10**8)
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_timeout")

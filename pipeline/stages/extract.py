@@ -11,27 +11,14 @@ from functools import partial
 from pyspark.sql import DataFrame
 
 from pipeline.config import Config
-from pipeline.extract import ExtractSettings, process_record
+from pipeline.extract import process_record
 from pipeline.schema import DOC_SCHEMA, spark_schema
 from pipeline.stages.arrow_batches import map_rows
 
 
-def settings_from(cfg: Config) -> ExtractSettings:
-    e = cfg.extract
-    return ExtractSettings(
-        timeout_s=e.timeout_s,
-        favor_precision=e.favor_precision,
-        favor_recall=e.favor_recall,
-        include_comments=e.include_comments,
-        include_tables=e.include_tables,
-        deduplicate=e.deduplicate,
-        fast=e.fast,
-    )
-
-
 def extract(records: DataFrame, cfg: Config, partitions: int) -> DataFrame:
     """RECORD_SCHEMA rows to DOC_SCHEMA rows; decode/extract failures become rejections."""
-    fn = partial(process_record, s=settings_from(cfg), max_decoded_bytes=cfg.read.max_decoded_bytes)
+    fn = partial(process_record, s=cfg.extract, max_decoded_bytes=cfg.read.max_decoded_bytes)
     spread = records.repartition(partitions, "doc_id")
     return spread.mapInArrow(
         map_rows(fn, DOC_SCHEMA, cfg.spark.arrow_batch_rows), spark_schema(DOC_SCHEMA)
