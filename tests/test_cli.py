@@ -45,3 +45,37 @@ def test_no_input_at_all(tmp_path):
 def test_sample_command(tmp_path):
     r = curate("sample", "--output", str(tmp_path / "s.warc.gz"))
     assert r.returncode == 0 and (tmp_path / "s.warc.gz").stat().st_size > 1000
+
+
+def test_spark_submit_runs_the_same_job(sample_warc, tmp_path):
+    """jobs/curate.py under the venv's own spark-submit gives the same counts as `curate run`."""
+    import json
+    import os
+
+    submit = Path(sys.executable).parent / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    r = subprocess.run(
+        [
+            str(submit),
+            "--master",
+            "local[2]",
+            "--driver-java-options",
+            "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            "jobs/curate.py",
+            "--config",
+            "conf/default.yaml",
+            "--input",
+            str(sample_warc),
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["spark"]["master"] == "local[2]"
+    assert manifest["counts"]["read"] == 25 and manifest["counts"]["kept"] == 6
