@@ -61,9 +61,8 @@ class ReadConf(_Section):
 class ExtractConf(_Section):
     # Per-document wall-clock bound for trafilatura (pathological HTML can take seconds).
     timeout_s: float = Field(5.0, gt=0)
-    # Tasks sharing one input file (each extracts every k-th record); 0 = enough for 4 tasks
-    # per core. Extraction cost is skewed (p99 ~5x the mean), so more tasks than cores.
-    splits_per_file: int = Field(0, ge=0)
+    # Partitions for extraction; 0 = max(4 x default parallelism, number of input files).
+    partitions: int = Field(0, ge=0)
     # trafilatura.extract settings (FineWeb/datatrove: favour_precision, no comments).
     favor_precision: bool = True
     favor_recall: bool = False

@@ -69,12 +69,10 @@ def _fingerprint(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def splits_per_file(spark: SparkSession, cfg: Config, n_files: int) -> int:
-    """Tasks per input file: enough tasks for 4 per core, since extraction cost is skewed."""
-    if cfg.extract.splits_per_file:
-        return cfg.extract.splits_per_file
-    cores = spark.sparkContext.defaultParallelism
-    return max(1, -(-4 * cores // n_files))
+def extract_partitions(spark: SparkSession, cfg: Config, n_files: int) -> int:
+    if cfg.extract.partitions:
+        return cfg.extract.partitions
+    return max(4 * spark.sparkContext.defaultParallelism, n_files)
 
 
 def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
@@ -149,15 +147,14 @@ def run(
     stages: list[StageResult] = []
 
     # read + extract are materialised together: the raw HTML never touches disk.
-    splits = splits_per_file(spark, cfg, len(files))
-    n_parts = len(files) * splits
+    n_parts = extract_partitions(spark, cfg, len(files))
     fp_extract = _fingerprint(files, cfg.section_hash("input", "read", "extract"), version)
     docs, res = materialize(
         spark,
         "extract",
         out / "_stages" / "extract",
         fp_extract,
-        lambda: extract(read_warcs(spark, files, cfg, splits), cfg),
+        lambda: extract(read_warcs(spark, files, cfg), cfg, n_parts),
         cfg.output.compression,
         force=force,
     )

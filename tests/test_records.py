@@ -108,22 +108,3 @@ def test_wget_angle_bracket_uris(shared_data):
     urls = [r["url"] for r in rows if r["warc_type"] == "response"]
     assert urls and all(u.startswith("http") and not u.startswith("<") for u in urls)
     assert all(r["host"] for r in rows if r["warc_type"] == "response")
-
-
-def test_splits_partition_the_records_exactly(sample_warc):
-    whole = rows_of(sample_warc)
-    parts = []
-    for k in range(3):
-        with open(sample_warc, "rb") as fh:
-            parts.extend(iter_warc_rows(fh, 0, str(sample_warc), POLICY, split=k, nsplits=3))
-    key = lambda r: (r["doc_id"], r["reject_reason"], r["payload"])  # noqa: E731
-    assert sorted(map(key, parts), key=str) == sorted(map(key, whole), key=str)
-
-
-def test_split_file_errors_come_once(sample_warc):
-    data = sample_warc.read_bytes()[: int(sample_warc.stat().st_size * 0.67)]
-    rows = []
-    for k in range(4):
-        rows.extend(iter_warc_rows(io.BytesIO(data), 0, "cut", POLICY, split=k, nsplits=4))
-    assert sum(r["reject_reason"] == "corrupt_file" for r in rows) == 1
-    assert len(rows) == len(list(iter_warc_rows(io.BytesIO(data), 0, "cut", POLICY)))

@@ -18,11 +18,8 @@ class UnreadableInput(RuntimeError):
     pass
 
 
-def read_file_rows(
-    index: int, path: str, cfg: Config, split: int = 0, nsplits: int = 1
-) -> Iterator[dict]:
-    """The rows of one file (of one split of it); an unopenable file is one ledger row (from
-    split 0) or, by policy, an error."""
+def read_file_rows(index: int, path: str, cfg: Config) -> Iterator[dict]:
+    """All rows of one file; an unopenable file is one ledger row or, by policy, an error."""
     policy = RecordPolicy(
         max_record_bytes=cfg.read.max_record_bytes,
         html_content_types=tuple(cfg.read.html_content_types),
@@ -42,12 +39,10 @@ def read_file_rows(
                 f"input {path} cannot be opened: {e} "
                 "(fix the path, or set input.on_unreadable: record to skip it)"
             ) from e
-        if split:
-            return
         yield file_error_row(index, path, "unreadable_file", f"{type(e).__name__}: {e}"[:500])
         return
     with stream:
-        for row in iter_warc_rows(stream, index, path, policy, split, nsplits):
+        for row in iter_warc_rows(stream, index, path, policy):
             if row["reject_reason"] == "unreadable_file" and cfg.input.on_unreadable == "fail":
                 raise UnreadableInput(
                     f"input {path}: {row['reject_detail']} "
@@ -56,19 +51,11 @@ def read_file_rows(
             yield row
 
 
-def read_warcs(
-    spark: SparkSession, files: list[str], cfg: Config, splits_per_file: int = 1
-) -> DataFrame:
-    """A DataFrame of RECORD_SCHEMA rows for every record of `files` (index = crawl order).
-
-    Each file is read by `splits_per_file` tasks, each taking every k-th record: reading is
-    ~1% of extraction's cost, so streaming a file k times is cheaper than a shuffle, and the
-    stages after it run in the same tasks with no barrier.
-    """
-    tasks = [(i, path, s) for i, path in enumerate(files) for s in range(splits_per_file)]
+def read_warcs(spark: SparkSession, files: list[str], cfg: Config) -> DataFrame:
+    """A DataFrame of RECORD_SCHEMA rows for every record of `files` (index = crawl order)."""
     listing = spark.createDataFrame(
-        spark.sparkContext.parallelize(tasks, numSlices=max(1, len(tasks))),
-        "file_index long, path string, split int",
+        spark.sparkContext.parallelize(list(enumerate(files)), numSlices=max(1, len(files))),
+        "file_index long, path string",
     )
     max_rows = cfg.spark.arrow_batch_rows
 
@@ -76,9 +63,7 @@ def read_warcs(
         def rows() -> Iterator[dict]:
             for batch in batches:
                 for f in batch.to_pylist():
-                    yield from read_file_rows(
-                        f["file_index"], f["path"], cfg, f["split"], splits_per_file
-                    )
+                    yield from read_file_rows(f["file_index"], f["path"], cfg)
 
         yield from rows_to_batches(rows(), RECORD_SCHEMA, max_rows)
 

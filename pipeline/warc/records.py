@@ -162,45 +162,31 @@ class _CountingReader:
 
 
 def iter_warc_rows(
-    stream: Any,
-    file_index: int,
-    path: str,
-    policy: RecordPolicy,
-    split: int = 0,
-    nsplits: int = 1,
+    stream: Any, file_index: int, path: str, policy: RecordPolicy
 ) -> Iterator[dict[str, Any]]:
-    """One row per WARC record of `stream`; a broken tail becomes one ledger row.
-
-    With `nsplits` > 1, this call yields only records number `split`, `split + nsplits`, ...
-    (file-level rows come from split 0), so several tasks can share one file: each still
-    streams it whole, but only reads and judges the payloads of its own records.
-    """
+    """One row per WARC record of `stream`; a broken tail becomes one ledger row."""
     counted = _CountingReader(stream)
     it = ArchiveIterator(counted)
     end = 0
     n = 0
     seen_ids: set[str] = set()
-    lead = split == 0
     try:
         for rec in it:
             if n == 0 and rec.format != "warc":
                 # warcio falls back to parsing ARC, and reads any text file as ARC records.
-                if lead:
-                    yield file_error_row(
-                        file_index,
-                        path,
-                        "unreadable_file",
-                        "not a WARC file (no WARC/1.x record header at byte 0; ARC is not read)",
-                    )
+                yield file_error_row(
+                    file_index,
+                    path,
+                    "unreadable_file",
+                    "not a WARC file (no WARC/1.x record header at byte 0; ARC is not read)",
+                )
                 return
-            mine = n % nsplits == split
             row = _base_row(file_index, path, rec)
-            if mine:
-                try:
-                    row = _judge(rec, row, policy)
-                except Exception as e:  # a malformed record, not the whole file
-                    if row["reject_reason"] is None:
-                        row = _reject(row, "corrupt_record", f"{type(e).__name__}: {e}"[:500])
+            try:
+                row = _judge(rec, row, policy)
+            except Exception as e:  # a malformed record, not the whole file
+                if row["reject_reason"] is None:
+                    row = _reject(row, "corrupt_record", f"{type(e).__name__}: {e}"[:500])
             # Only now: warcio reads the record to its end to learn its offset.
             offset = it.get_record_offset()
             end = offset + (it.get_record_length() or 0)
@@ -209,15 +195,11 @@ def iter_warc_rows(
                 row["doc_id"] = f"{row['doc_id']}#{offset}"
             seen_ids.add(row["doc_id"])
             n += 1
-            if mine:
-                yield row
+            yield row
     except Exception as e:
-        if lead:
-            reason = "corrupt_file" if n else "unreadable_file"
-            detail = f"after {n} record(s), near byte {end}: {type(e).__name__}: {e}"
-            yield file_error_row(file_index, path, reason, detail[:500], offset=end, n=n)
-        return
-    if not lead:
+        reason = "corrupt_file" if n else "unreadable_file"
+        detail = f"after {n} record(s), near byte {end}: {type(e).__name__}: {e}"
+        yield file_error_row(file_index, path, reason, detail[:500], offset=end, n=n)
         return
     leftover = counted.consumed - end
     if n == 0:
