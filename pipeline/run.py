@@ -25,8 +25,7 @@ from pyspark.sql import functions as F
 from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.stage_store import StageResult, materialize
-from pipeline.stages.extract import extract
-from pipeline.stages.read import read_warcs
+from pipeline.stages.extract import read_and_extract
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +68,11 @@ def _fingerprint(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def extract_partitions(spark: SparkSession, cfg: Config, n_files: int) -> int:
-    if cfg.extract.partitions:
-        return cfg.extract.partitions
-    return max(4 * spark.sparkContext.defaultParallelism, n_files)
+def splits_per_file(spark: SparkSession, cfg: Config, n_files: int) -> int:
+    """Tasks per input file: 4 tasks per core in all, since extraction cost is skewed."""
+    if cfg.read.splits_per_file:
+        return cfg.read.splits_per_file
+    return max(1, -(-4 * spark.sparkContext.defaultParallelism // n_files))
 
 
 def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
@@ -146,15 +146,16 @@ def run(
     version = (metadata.version("curate-pipeline"), code_hash())
     stages: list[StageResult] = []
 
-    # read + extract are materialised together: the raw HTML never touches disk.
-    n_parts = extract_partitions(spark, cfg, len(files))
+    # read + extract run in the same tasks: the raw HTML is never shuffled nor written.
+    splits = splits_per_file(spark, cfg, len(files))
+    n_parts = len(files) * splits
     fp_extract = _fingerprint(files, cfg.section_hash("input", "read", "extract"), version)
     docs, res = materialize(
         spark,
         "extract",
         out / "_stages" / "extract",
         fp_extract,
-        lambda: extract(read_warcs(spark, files, cfg), cfg, n_parts),
+        lambda: read_and_extract(spark, files, cfg, splits),
         cfg.output.compression,
         force=force,
     )

@@ -9,6 +9,7 @@ credentials from the usual environment variables and config files.
 from __future__ import annotations
 
 import io
+import os
 import time
 import urllib.error
 import urllib.request
@@ -28,12 +29,19 @@ def _local(path: str) -> str:
 class HttpStream(io.RawIOBase):
     """A read-only stream over an HTTP(S) URL that survives dropped connections."""
 
-    def __init__(self, url: str, retries: int = 5, backoff_s: float = 1.0, timeout_s: float = 60):
+    def __init__(
+        self,
+        url: str,
+        retries: int = 5,
+        backoff_s: float = 1.0,
+        timeout_s: float = 60,
+        start: int = 0,
+    ):
         self.url = url
         self.retries = retries
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
-        self.pos = 0
+        self.pos = start
         self.size: int | None = None  # total bytes, when the server says
         self._resp = None
         self._open()
@@ -115,16 +123,43 @@ def _discard(resp, n: int) -> None:
 
 
 def open_stream(
-    path: str, retries: int = 5, backoff_s: float = 1.0, timeout_s: float = 60
+    path: str, retries: int = 5, backoff_s: float = 1.0, timeout_s: float = 60, start: int = 0
 ) -> BinaryIO:
-    """Open `path` for sequential reading, buffered."""
+    """Open `path` for sequential reading from byte `start`, buffered."""
     if path.startswith(("http://", "https://")):
-        raw = HttpStream(path, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s)
+        raw = HttpStream(
+            path, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s, start=start
+        )
         return io.BufferedReader(raw, buffer_size=1 << 20)  # type: ignore[return-value]
     if is_url(path):
         from pyarrow import fs as pafs
 
         filesystem, inner = pafs.FileSystem.from_uri(path)
+        if start:
+            f = filesystem.open_input_file(inner)
+            f.seek(start)
+            return f  # type: ignore[return-value]
         # compression=None: warcio reads the gzip members itself (offsets stay true).
         return filesystem.open_input_stream(inner, compression=None)  # type: ignore[return-value]
-    return open(_local(path), "rb")  # noqa: SIM115
+    fh = open(_local(path), "rb")  # noqa: SIM115
+    if start:
+        fh.seek(start)
+    return fh
+
+
+def file_size(path: str, timeout_s: float = 60) -> int | None:
+    """Size in bytes, or None when it cannot be learnt cheaply (then the file is not split)."""
+    try:
+        if path.startswith(("http://", "https://")):
+            req = urllib.request.Request(path, method="HEAD", headers={"User-Agent": USER_AGENT})
+            with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310
+                length = resp.headers.get("Content-Length")
+                return int(length) if length and length.isdigit() else None
+        if is_url(path):
+            from pyarrow import fs as pafs
+
+            filesystem, inner = pafs.FileSystem.from_uri(path)
+            return filesystem.get_file_info(inner).size
+        return os.path.getsize(_local(path))
+    except (OSError, ValueError):
+        return None

@@ -38,9 +38,6 @@ def cfg():
 def spark(cfg):
     from pipeline.spark import get_spark
 
-    fast = cfg.model_copy(deep=True)
-    # Faster JVM start-up for a short-lived test session (see DESIGN.md).
-    fast.spark.conf["spark.driver.extraJavaOptions"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-    session = get_spark(fast, "local[2]")
+    session = get_spark(cfg, "local[2]")
     yield session
     session.stop()

@@ -1,8 +1,8 @@
-"""Stage `read`: WARC files to one row per record, one Spark task per file, streamed."""
+"""Stage `read`: WARC files to one row per record, streamed, in byte-range splits."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -10,16 +10,58 @@ from pyspark.sql import DataFrame, SparkSession
 from pipeline.config import Config
 from pipeline.schema import RECORD_SCHEMA, spark_schema
 from pipeline.stages.arrow_batches import rows_to_batches
-from pipeline.streams import open_stream
+from pipeline.streams import file_size, open_stream
 from pipeline.warc.records import RecordPolicy, file_error_row, iter_warc_rows
+from pipeline.warc.splits import GZIP_MAGIC, find_member_start, split_range
 
 
 class UnreadableInput(RuntimeError):
     pass
 
 
-def read_file_rows(index: int, path: str, cfg: Config) -> Iterator[dict]:
-    """All rows of one file; an unopenable file is one ledger row or, by policy, an error."""
+def _open(path: str, cfg: Config, start: int = 0):
+    return open_stream(
+        path,
+        retries=cfg.input.http_retries,
+        backoff_s=cfg.input.http_backoff_s,
+        timeout_s=cfg.input.http_timeout_s,
+        start=start,
+    )
+
+
+def split_bounds(path: str, cfg: Config, split: int, nsplits: int) -> tuple[int, int] | None:
+    """(start, end) bytes of this split's records, or None when the split holds none.
+
+    Only gzip files whose size is known are split; otherwise split 0 takes the whole file.
+    """
+    size = file_size(path, cfg.input.http_timeout_s) if nsplits > 1 else None
+    if size is not None:
+        with _open(path, cfg) as fh:
+            gzipped = fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+    if size is None or not gzipped:
+        return (0, -1) if split == 0 else None  # split 0 reads the whole file
+    lo, hi = split_range(size, split, nsplits)
+    if split:
+        with _open(path, cfg, lo) as fh:
+            start = find_member_start(fh, lo, hi)
+        if start is None:
+            return None
+    else:
+        start = 0
+    end = None
+    if split < nsplits - 1:
+        with _open(path, cfg, hi) as fh:
+            end = find_member_start(fh, hi, size)
+    return start, size if end is None else end
+
+
+def read_file_rows(
+    index: int, path: str, cfg: Config, split: int = 0, nsplits: int = 1
+) -> Iterator[dict]:
+    """The rows of one file, or of one byte-range split of it (see warc/splits.py).
+
+    An unopenable file is one ledger row (from split 0) or, by policy, an error.
+    """
     policy = RecordPolicy(
         max_record_bytes=cfg.read.max_record_bytes,
         html_content_types=tuple(cfg.read.html_content_types),
@@ -27,13 +69,14 @@ def read_file_rows(index: int, path: str, cfg: Config) -> Iterator[dict]:
         reject_truncated=cfg.read.reject_truncated,
     )
     try:
-        stream = open_stream(
-            path,
-            retries=cfg.input.http_retries,
-            backoff_s=cfg.input.http_backoff_s,
-            timeout_s=cfg.input.http_timeout_s,
-        )
+        bounds = split_bounds(path, cfg, split, nsplits)
+        if bounds is None:
+            return
+        start, end = bounds
+        stream = _open(path, cfg, start)
     except OSError as e:
+        if split:
+            return  # split 0 records the file
         if cfg.input.on_unreadable == "fail":
             raise UnreadableInput(
                 f"input {path} cannot be opened: {e} "
@@ -41,8 +84,9 @@ def read_file_rows(index: int, path: str, cfg: Config) -> Iterator[dict]:
             ) from e
         yield file_error_row(index, path, "unreadable_file", f"{type(e).__name__}: {e}"[:500])
         return
+    limit = None if end < 0 else end - start
     with stream:
-        for row in iter_warc_rows(stream, index, path, policy):
+        for row in iter_warc_rows(stream, index, path, policy, base=start, limit=limit):
             if row["reject_reason"] == "unreadable_file" and cfg.input.on_unreadable == "fail":
                 raise UnreadableInput(
                     f"input {path}: {row['reject_detail']} "
@@ -51,11 +95,24 @@ def read_file_rows(index: int, path: str, cfg: Config) -> Iterator[dict]:
             yield row
 
 
-def read_warcs(spark: SparkSession, files: list[str], cfg: Config) -> DataFrame:
-    """A DataFrame of RECORD_SCHEMA rows for every record of `files` (index = crawl order)."""
+def read_warcs(
+    spark: SparkSession,
+    files: list[str],
+    cfg: Config,
+    splits_per_file: int = 1,
+    then: Callable[[dict], dict] | None = None,
+    schema: pa.Schema = RECORD_SCHEMA,
+) -> DataFrame:
+    """A DataFrame with a row for every record of `files` (index = crawl order).
+
+    Each file is read by `splits_per_file` tasks, each streaming its own byte range, so one
+    large file keeps every core busy with no shuffle. `then`, applied to each row inside the
+    same task, lets the next stage consume the raw payload before it ever reaches the JVM.
+    """
+    tasks = [(i, p, k) for i, p in enumerate(files) for k in range(splits_per_file)]
     listing = spark.createDataFrame(
-        spark.sparkContext.parallelize(list(enumerate(files)), numSlices=max(1, len(files))),
-        "file_index long, path string",
+        spark.sparkContext.parallelize(tasks, numSlices=max(1, len(tasks))),
+        "file_index long, path string, split int",
     )
     max_rows = cfg.spark.arrow_batch_rows
 
@@ -63,8 +120,11 @@ def read_warcs(spark: SparkSession, files: list[str], cfg: Config) -> DataFrame:
         def rows() -> Iterator[dict]:
             for batch in batches:
                 for f in batch.to_pylist():
-                    yield from read_file_rows(f["file_index"], f["path"], cfg)
+                    for row in read_file_rows(
+                        f["file_index"], f["path"], cfg, f["split"], splits_per_file
+                    ):
+                        yield then(row) if then else row
 
-        yield from rows_to_batches(rows(), RECORD_SCHEMA, max_rows)
+        yield from rows_to_batches(rows(), schema, max_rows)
 
-    return listing.mapInArrow(read_partition, spark_schema(RECORD_SCHEMA))
+    return listing.mapInArrow(read_partition, spark_schema(schema))

@@ -141,38 +141,55 @@ def _judge(rec: Any, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any
 
 
 class _CountingReader:
-    """Counts the bytes warcio pulls, to spot a tail it could not parse as records."""
+    """Counts the bytes warcio pulls (to spot a tail it could not parse as records), and
+    stops at `limit` bytes, the end of this task's split."""
 
-    def __init__(self, stream: Any):
+    def __init__(self, stream: Any, limit: int | None = None):
         self.stream = stream
+        self.remaining = limit
         self.consumed = 0
         self.tail = b""
 
-    def read(self, n: int = -1) -> bytes:
-        data = self.stream.read(n)
+    def _room(self, n: int) -> int:
+        if self.remaining is None:
+            return n
+        return self.remaining if n is None or n < 0 else min(n, self.remaining)
+
+    def _count(self, data: bytes) -> bytes:
         self.consumed += len(data)
-        self.tail = (self.tail + data)[-64:]
+        if self.remaining is not None:
+            self.remaining -= len(data)
+        self.tail = (self.tail + data[-64:])[-64:]
         return data
 
+    def read(self, n: int = -1) -> bytes:
+        return self._count(self.stream.read(self._room(n)))
+
     def readline(self, n: int = -1) -> bytes:  # warcio reads uncompressed files by line too
-        data = self.stream.readline(n)
-        self.consumed += len(data)
-        self.tail = (self.tail + data)[-64:]
-        return data
+        return self._count(self.stream.readline(self._room(n)))
 
 
 def iter_warc_rows(
-    stream: Any, file_index: int, path: str, policy: RecordPolicy
+    stream: Any,
+    file_index: int,
+    path: str,
+    policy: RecordPolicy,
+    base: int = 0,
+    limit: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """One row per WARC record of `stream`; a broken tail becomes one ledger row."""
-    counted = _CountingReader(stream)
+    """One row per WARC record of `stream`; a broken tail becomes one ledger row.
+
+    `stream` starts at byte `base` of the file (a split, see warc/splits.py) and is read for
+    at most `limit` bytes; offsets in the rows are offsets in the file.
+    """
+    counted = _CountingReader(stream, limit)
     it = ArchiveIterator(counted)
     end = 0
     n = 0
     seen_ids: set[str] = set()
     try:
         for rec in it:
-            if n == 0 and rec.format != "warc":
+            if n == 0 and base == 0 and rec.format != "warc":
                 # warcio falls back to parsing ARC, and reads any text file as ARC records.
                 yield file_error_row(
                     file_index,
@@ -188,7 +205,7 @@ def iter_warc_rows(
                 if row["reject_reason"] is None:
                     row = _reject(row, "corrupt_record", f"{type(e).__name__}: {e}"[:500])
             # Only now: warcio reads the record to its end to learn its offset.
-            offset = it.get_record_offset()
+            offset = base + it.get_record_offset()
             end = offset + (it.get_record_length() or 0)
             _place(row, file_index, path, offset)
             if row["doc_id"] in seen_ids:  # wget has been seen to reuse a WARC-Record-ID
@@ -197,13 +214,21 @@ def iter_warc_rows(
             n += 1
             yield row
     except Exception as e:
-        reason = "corrupt_file" if n else "unreadable_file"
+        reason = "corrupt_file" if n or base else "unreadable_file"
+        end = max(end, base)
         detail = f"after {n} record(s), near byte {end}: {type(e).__name__}: {e}"
         yield file_error_row(file_index, path, reason, detail[:500], offset=end, n=n)
         return
-    leftover = counted.consumed - end
+    leftover = base + counted.consumed - end
     if n == 0:
-        yield file_error_row(file_index, path, "unreadable_file", "no WARC record in the file")
+        where = "in the file" if base == 0 else f"from byte {base}"
+        yield file_error_row(
+            file_index,
+            path,
+            "unreadable_file" if base == 0 else "corrupt_file",
+            f"no WARC record {where}",
+            offset=base,
+        )
     elif leftover > 0 and counted.tail[-min(leftover, 64) :].strip(b"\r\n\x00 "):
         yield file_error_row(
             file_index,
@@ -220,7 +245,7 @@ def file_error_row(
     file_index: int, path: str, reason: str, detail: str, offset: int = 0, n: int = 0
 ) -> dict[str, Any]:
     """A ledger row for a file (or its unreadable rest) that yielded no further records."""
-    doc_id = "file:" + hashlib.sha1(f"{path}\x00{n}".encode()).hexdigest()
+    doc_id = "file:" + hashlib.sha1(f"{path}\x00{offset}\x00{n}".encode()).hexdigest()
     return {
         "doc_id": doc_id,
         "url": path,

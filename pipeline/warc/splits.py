@@ -1,0 +1,59 @@
+"""Byte-range splits of a gzipped WARC file, so several tasks can share one large file.
+
+Common Crawl WARCs are a gzip member per record, so a record can be found from any byte
+offset: scan for the gzip magic and keep the first member that inflates to a `WARC/` header.
+Split i covers the records whose member starts in [size*i/k, size*(i+1)/k); every record
+falls in exactly one split. A file gzipped as a single member has no later member starts,
+so split 0 reads it all and the other splits are empty.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import BinaryIO
+
+GZIP_MAGIC = b"\x1f\x8b\x08"
+_WINDOW = 1 << 16
+
+
+def is_warc_member(data: bytes) -> bool:
+    """Does a gzip member starting at data[0] inflate to a WARC record header?"""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        head = d.decompress(data, 64)
+    except zlib.error:
+        return False
+    return head.startswith(b"WARC/1.") and b"\n" in head
+
+
+def find_member_start(stream: BinaryIO, start: int, stop: int) -> int | None:
+    """First offset in [start, stop) where a WARC record's gzip member begins.
+
+    `stream` is positioned at `start`; None when no record begins in the range.
+    """
+    buf = b""
+    pos = 0  # next index of buf to search; buf[0] is at absolute offset `start`
+    eof = False
+    while True:
+        while not eof and len(buf) - pos < _WINDOW:
+            data = stream.read(_WINDOW)
+            eof = not data
+            buf += data
+        j = buf.find(GZIP_MAGIC, pos)
+        if j >= 0 and start + j >= stop:
+            return None
+        if j < 0:
+            if eof:
+                return None
+            j = max(pos, len(buf) - len(GZIP_MAGIC) + 1)  # keep a possible partial magic
+            start, buf, pos = start + j, buf[j:], 0
+            continue
+        if is_warc_member(buf[j : j + _WINDOW]):
+            return start + j
+        pos = j + 1
+        if pos > 4 * _WINDOW:  # drop what has been searched
+            start, buf, pos = start + pos, buf[pos:], 0
+
+
+def split_range(size: int, split: int, nsplits: int) -> tuple[int, int]:
+    return size * split // nsplits, size * (split + 1) // nsplits
