@@ -56,8 +56,8 @@ class ReadConf(_Section):
     accept_status: list[int] = Field(default_factory=lambda: [200])
     # `WARC-Truncated` records hold a cut-off page; rejecting them is cc-pyspark's practice.
     reject_truncated: bool = True
-    # Tasks sharing one gzipped input file by byte range; 0 = enough for 4 tasks per core
-    # (extraction cost per page is skewed, p99 ~5x the mean, so more tasks than cores).
+    # Tasks sharing one gzipped input file by byte range; 0 = enough for 2 tasks per core
+    # (a little slack for skewed page costs; each task also has a fixed overhead).
     splits_per_file: int = Field(0, ge=0)
 
 
