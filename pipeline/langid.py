@@ -1,0 +1,39 @@
+"""Language identification with a fastText model (lid.176, GlotLID): prediction and verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.config import LangIdConf
+
+LABEL_PREFIX = "__label__"
+
+
+def load_fasttext(path: str):
+    import fasttext
+
+    return fasttext.load_model(path)
+
+
+def predict_languages(model, texts: Sequence[str]) -> list[tuple[str, float]]:
+    """(language, probability) of each text. fastText reads one line, so newlines become
+    spaces; predicting on a list is the batched call (and the one numpy 2 accepts)."""
+    if not texts:
+        return []
+    labels, probs = model.predict([t.replace("\n", " ") for t in texts], k=1)
+    out = []
+    for lab, p in zip(labels, probs, strict=True):
+        if not len(lab):
+            out.append(("unknown", 0.0))
+            continue
+        out.append((lab[0].removeprefix(LABEL_PREFIX), min(1.0, float(p[0]))))
+    return out
+
+
+def language_verdict(lang: str, score: float, conf: LangIdConf) -> tuple[str, str] | None:
+    """(reason, detail) for the ledger, or None when the document is kept."""
+    if score < conf.threshold:
+        return "low_confidence", f"best guess {lang} {score:.3f} < {conf.threshold:g}"
+    if not conf.keeps(lang):
+        return "not_kept", f"{lang} {score:.3f}"
+    return None

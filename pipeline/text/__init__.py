@@ -1,0 +1,1 @@
+"""Per-document text logic with no Spark: word splitting and the filter rule sets."""
