@@ -50,8 +50,18 @@ def test_every_shared_file_reconciles(shared_run, shared_data):
     assert len(ids) == len(set(ids))
 
 
+def _extracted(out) -> list[dict]:
+    """Documents as the extract stage left them (before language ID and the rules)."""
+    rows = pq.read_table(out / "_stages" / "extract").to_pylist()
+    return [r for r in rows if r["reject_reason"] is None]
+
+
+def _as_data(rows: list[dict]) -> list[dict]:
+    return [{**r, "metadata": r} for r in rows]
+
+
 def test_known_pages_are_correct_unicode(shared_run):
-    data, _, _ = _outputs(shared_run)
+    data = _as_data(_extracted(shared_run))
     by_ctype = [d for d in data if "gb2312" in (d["metadata"]["content_type"] or "")]
     assert by_ctype, "the 2020 Common Crawl head has gb2312 pages"
     for d in by_ctype:  # one of them is an English page that declares gb2312
@@ -73,8 +83,28 @@ def test_shared_ledger_reasons(shared_run):
     assert all(r["stage"] and r["reason"] for r in ledger)
 
 
+def test_language_and_rule_verdicts_on_real_pages(shared_run):
+    data, ledger, manifest = _outputs(shared_run)
+    rej = manifest["counts"]["rejected"]
+    assert rej["lang:not_kept"] > 10 and rej.get("lang:low_confidence", 0) > 0
+    assert sum(n for k, n in rej.items() if k.startswith("rules:")) > 10
+    assert all(d["lang"] == "en" and d["metadata"]["lang_score"] >= 0.65 for d in data)
+    assert all(d["metadata"]["gopher_quality_stats"]["n_words"] >= 50 for d in data)
+    langs = manifest["languages"]
+    assert langs["en"]["docs"] > langs["en"]["kept"] > 0 and langs["ru"]["kept"] == 0
+    # every rule a document broke is named; the reason is the first of them
+    rules_rows = pq.read_table(shared_run / "_stages" / "rules").to_pylist()
+    broken = [r for r in rules_rows if r["reject_reason"] is not None]
+    for r in broken:
+        assert r["reject_reason"] == r["failed_rules"][0]
+        assert all(name in r["reject_detail"] for name in r["failed_rules"])
+    assert sum(manifest["rule_failures"].values()) == sum(len(r["failed_rules"]) for r in broken)
+    assert any(len(r["failed_rules"]) > 1 for r in broken)
+    assert {r["reason"] for r in ledger if r["stage"] == "rules"} <= set(manifest["rule_failures"])
+
+
 def test_gzip_stored_payload_is_decoded(shared_run):
-    data, _, _ = _outputs(shared_run)
+    data = _as_data(_extracted(shared_run))
     gz = [d for d in data if "transfer_compression_gzip" in d["metadata"]["warc_file"]]
     assert len(gz) == 1 and "testing GZip and Brotli transmission compression" in gz[0]["text"]
 
@@ -85,9 +115,10 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
     data, ledger, _ = _outputs(out)
     assert m1["counts"] == {
         "read": 25,
-        "kept": 6,
+        "kept": 4,
         "rejected": {
             "extract:extract_empty": 1,
+            "lang:not_kept": 2,
             "read:empty_payload": 1,
             "read:http_status": 1,
             "read:not_html": 1,
@@ -95,14 +126,13 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
             "read:truncated": 1,
         },
     }
-    assert {d["url"] for d in data} >= {
-        "https://reki.example.ru/dolina",
-        "https://heliu.example.cn/shangu",
-    }
-    assert m1["stages"][0] == {**m1["stages"][0], "name": "extract", "status": "ran"}
-    # Same job again: the completed stage is reused, the output is the same.
+    assert {d["lang"] for d in data} == {"en"}
+    assert [s["name"] for s in m1["stages"]] == ["extract", "langid", "rules", "write"]
+    assert {s["status"] for s in m1["stages"]} == {"ran"}
+    # Same job again: the completed stages are reused, the output is the same.
     m2 = run(cfg, [str(sample_warc)], out, spark)
-    assert m2["stages"][0]["status"] == "reused" and m2["counts"] == m1["counts"]
+    assert [s["status"] for s in m2["stages"][:3]] == ["reused"] * 3
+    assert m2["counts"] == m1["counts"]
     assert sorted(d["id"] for d in _outputs(out)[0]) == sorted(d["id"] for d in data)
     # --force reruns; a changed extract setting reruns; an interrupted stage reruns.
     assert run(cfg, [str(sample_warc)], out, spark, force=True)["stages"][0]["status"] == "ran"
@@ -111,6 +141,27 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
     assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
     (out / "_stages" / "extract" / "_STAGE.json").unlink()
     assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
+    # a later stage's setting reruns that stage and the ones after it, not extraction
+    changed.langid.threshold = 0.5
+    m3 = run(changed, [str(sample_warc)], out, spark)
+    assert [s["status"] for s in m3["stages"][:3]] == ["reused", "ran", "ran"]
+
+
+def test_route_by_language(spark, cfg, sample_warc, tmp_path):
+    c = cfg.model_copy(deep=True)
+    c.langid.route_by_language = True
+    out = tmp_path / "routed"
+    m = run(c, [str(sample_warc)], out, spark)
+    assert m["counts"]["kept"] == 6 and not any(k.startswith("lang:") for k in m["counts"])
+    assert sorted(p.name for p in (out / "data").iterdir() if p.is_dir()) == [
+        "lang=en",
+        "lang=ru",
+        "lang=zh",
+    ]
+    ru = pq.read_table(out / "data" / "lang=ru").to_pylist()
+    assert [d["url"] for d in ru] == ["https://reki.example.ru/dolina"]
+    zh = pq.read_table(out / "data" / "lang=zh").to_pylist()
+    assert [d["url"] for d in zh] == ["https://heliu.example.cn/shangu"]
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +197,7 @@ def test_unreachable_url_is_recorded_or_fails(spark, cfg, sample_warc, tmp_path)
     dead = "http://127.0.0.1:9/gone.warc.gz"
     m = run(c, [str(sample_warc), dead], tmp_path / "rec", spark)
     assert m["counts"]["rejected"]["read:unreadable_file"] == 1
-    assert m["counts"]["kept"] == 6
+    assert m["counts"]["kept"] == 4
     ledger = _outputs(tmp_path / "rec")[1]
     assert any(r["url"] == dead and "unreachable" in r["detail"] for r in ledger)
     c.input.on_unreadable = "fail"
