@@ -87,9 +87,7 @@ def quality(texts: dict[str, str], truth: dict[str, str], urls: list[str]) -> di
 
 
 def single_process(warc: Path, cfg, settings: ExtractConf) -> tuple[float, dict[str, str]]:
-    policy = RecordPolicy(
-        cfg.read.max_record_bytes, tuple(cfg.read.html_content_types), tuple(cfg.read.accept_status)
-    )
+    policy = RecordPolicy.from_conf(cfg.read)
     texts: dict[str, str] = {}
     t0 = time.perf_counter()
     with open(warc, "rb") as fh:

@@ -62,12 +62,7 @@ def read_file_rows(
 
     An unopenable file is one ledger row (from split 0) or, by policy, an error.
     """
-    policy = RecordPolicy(
-        max_record_bytes=cfg.read.max_record_bytes,
-        html_content_types=tuple(cfg.read.html_content_types),
-        accept_status=tuple(cfg.read.accept_status),
-        reject_truncated=cfg.read.reject_truncated,
-    )
+    policy = RecordPolicy.from_conf(cfg.read)
     try:
         bounds = split_bounds(path, cfg, split, nsplits)
         if bounds is None:

@@ -17,9 +17,9 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from pipeline.text.words import is_word
-
-_ALPHA = re.compile(r"[^\W\d_]")
+_WORD_START = re.compile(r"\w")
+# A space-separated word token with no letter (digits, "_" and joiners): fails fast on letters.
+_LETTERLESS = re.compile(r"(?:^| )[\d_'’.\-]+(?= |$)")
 _PARAGRAPHS = re.compile(r"\n{2,}")
 _LINES = re.compile(r"\n+")
 _P = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier of the rolling n-gram hash
@@ -31,12 +31,16 @@ def quality_stats(
     stop_words: Collection[str] | None,
     bullets: tuple[str, ...],
 ) -> dict[str, float | None]:
-    """Statistics the Gopher quality rules test. `stop_words` None: the rule does not apply."""
+    """Statistics the Gopher quality rules test. `stop_words` None: the rule does not apply.
+
+    `words` are all tokens (split_words); the word tokens are those starting with a letter
+    or digit. Per-token work runs in C (filter/map/findall), not in Python loops.
+    """
     n_tokens = len(words)
-    word_tokens = [w for w in words if is_word(w)]
+    word_tokens = list(filter(_WORD_START.match, words))
     n_words = len(word_tokens)
-    lines = [ln.strip() for ln in text.splitlines()]
-    lines = [ln for ln in lines if ln]
+    joined = " ".join(word_tokens)  # only word tokens can hold a letter
+    lines = [ln for ln in map(str.strip, text.splitlines()) if ln]
     n_lines = len(lines) or 1
     return {
         "n_words": float(n_words),
@@ -46,12 +50,12 @@ def quality_stats(
         "bullet_lines_ratio": sum(ln.startswith(bullets) for ln in lines) / n_lines,
         "ellipsis_lines_ratio": sum(ln.endswith(("...", "…")) for ln in lines) / n_lines,
         "alpha_words_ratio": (
-            sum(1 for w in words if _ALPHA.search(w)) / n_tokens if n_tokens else 0.0
+            (n_words - len(_LETTERLESS.findall(joined))) / n_tokens if n_tokens else 0.0
         ),
         "stop_words": (
             None
             if stop_words is None
-            else float(sum(1 for w in word_tokens if w.lower() in stop_words))
+            else float(sum(map(stop_words.__contains__, joined.lower().split())))
         ),
     }
 
@@ -69,48 +73,72 @@ def _duplicates(parts: list[str]) -> tuple[int, int]:
     return n, chars
 
 
-def _ngram_hashes(ids: np.ndarray, max_n: int) -> dict[int, np.ndarray]:
-    """{n: hash of the n-gram starting at each position} for n = 1..max_n."""
-    out = {1: ids}
-    h = ids
-    for n in range(2, max_n + 1):
-        if len(ids) < n:
-            break
-        h = h[:-1] * _P + ids[n - 1 :]
-        out[n] = h
-    return out
+def _multi(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """(mask of entries whose key occurs more than once, highest count) of `keys`."""
+    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    return counts[inverse] >= 2, int(counts.max(initial=0))
 
 
-def _top_ngram_chars(h: np.ndarray, prefix: np.ndarray, n: int) -> int:
+def _top_ngram_chars(h: np.ndarray, pos: np.ndarray, prefix: np.ndarray, n: int) -> int:
     """Characters (with the joining spaces) of the most frequent repeated n-gram, times its
-    count; ties go to the n-gram seen first, as Counter.most_common does."""
+    count; ties go to the n-gram seen first, as Counter.most_common does. `pos` are the
+    candidate positions (all occurrences of every repeated n-gram), `h` their hashes."""
+    if not len(pos):
+        return 0
     _, first, counts = np.unique(h, return_index=True, return_counts=True)
     top = counts.max()
     if top < 2:
         return 0
-    i = int(first[counts == top].min())
+    i = int(pos[first[counts == top].min()])
     return int(prefix[i + n] - prefix[i] + n - 1) * int(top)
 
 
-def _dup_ngram_chars(h: np.ndarray, prefix: np.ndarray, n: int) -> int:
+def _dup_ngram_chars(h: np.ndarray, pos: np.ndarray, prefix: np.ndarray, n: int) -> int:
     """Characters in n-grams that repeat an earlier one, scanning left to right and jumping
-    past each repeat (datatrove's find_all_duplicate), visiting only multi-occurrence n-grams:
-    any other position is new by definition and cannot affect the result."""
-    _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
-    multi = np.flatnonzero(counts[inverse] >= 2)
+    past each repeat (datatrove's find_all_duplicate). Only positions of repeated n-grams
+    (`pos`, in order, hashes `h`) are visited: any other is new and changes nothing."""
     seen: set[int] = set()
-    pos = chars = 0
-    for p in multi.tolist():
-        if p < pos:
+    nxt = chars = 0
+    for p, key in zip(pos.tolist(), h.tolist(), strict=True):
+        if p < nxt:
             continue
-        key = int(h[p])
         if key in seen:
             chars += int(prefix[p + n] - prefix[p])
-            pos = p + n
+            nxt = p + n
         else:
             seen.add(key)
-            pos = p + 1
+            nxt = p + 1
     return chars
+
+
+def _ngram_chars(
+    words: Sequence[str], top_ns: Sequence[int], dup_ns: Sequence[int]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """({n: top n-gram chars}, {n: duplicated n-gram chars}).
+
+    Word ids are Python string hashes; the n-gram hash at position p is a rolling polynomial
+    of the ids from p. Every occurrence of a repeated (n+1)-gram starts an occurrence of a
+    repeated n-gram, so each n only looks at the previous n's repeated positions: after the
+    first few n, the arrays are tiny.
+    """
+    top: dict[int, int] = {}
+    dup: dict[int, int] = {}
+    max_n = max([*top_ns, *dup_ns], default=1)
+    ids = np.fromiter(map(hash, words), dtype=np.int64, count=len(words)).view(np.uint64)
+    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    prefix = np.concatenate(([0], np.cumsum(lens)))
+    pos = np.arange(len(ids))
+    h = ids
+    for n in range(2, max_n + 1):
+        pos = pos[pos + n <= len(ids)]  # n-grams that fit
+        h = h[: len(pos)] * _P + ids[pos + n - 1]
+        mask, _ = _multi(h) if len(pos) else (np.zeros(0, bool), 0)
+        pos, h = pos[mask], h[mask]
+        if n in top_ns:
+            top[n] = _top_ngram_chars(h, pos, prefix, n)
+        if n in dup_ns:
+            dup[n] = _dup_ngram_chars(h, pos, prefix, n) if len(pos) else 0
+    return top, dup
 
 
 def repetition_stats(
@@ -128,17 +156,9 @@ def repetition_stats(
         "dup_line_frac": line_dups / len(lines),
         "dup_line_char_frac": line_chars / n_chars,
     }
-    ns = list(top_ns) + list(dup_ns)
-    ids = np.fromiter(map(hash, words), dtype=np.int64, count=len(words)).view(np.uint64)
-    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    prefix = np.concatenate(([0], np.cumsum(lens)))
-    hashes = _ngram_hashes(ids, max(ns, default=1))
+    top, dup = _ngram_chars(words, top_ns, dup_ns)
     for n in top_ns:
-        h = hashes.get(n)
-        chars = 0 if h is None or not len(h) else _top_ngram_chars(h, prefix, n)
-        stats[f"top_{n}_gram_char_frac"] = chars / n_chars
+        stats[f"top_{n}_gram_char_frac"] = top.get(n, 0) / n_chars
     for n in dup_ns:
-        h = hashes.get(n)
-        chars = 0 if h is None or not len(h) else _dup_ngram_chars(h, prefix, n)
-        stats[f"dup_{n}_gram_char_frac"] = chars / n_chars
+        stats[f"dup_{n}_gram_char_frac"] = dup.get(n, 0) / n_chars
     return stats

@@ -32,6 +32,16 @@ class RecordPolicy:
     accept_status: tuple[int, ...]
     reject_truncated: bool = True
 
+    @classmethod
+    def from_conf(cls, read) -> RecordPolicy:
+        """From the `read` config section (pipeline.config.ReadConf)."""
+        return cls(
+            max_record_bytes=read.max_record_bytes,
+            html_content_types=tuple(read.html_content_types),
+            accept_status=tuple(read.accept_status),
+            reject_truncated=read.reject_truncated,
+        )
+
 
 def clean_uri(uri: str | None) -> str:
     """wget wraps `WARC-Target-URI` in <...>; strip that and whitespace."""
