@@ -6,7 +6,7 @@ OUT ?= out/sample
 SAMPLE := build/sample.warc.gz
 LID := models/lid.176.ftz
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup models run test lint bench clean
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
@@ -19,6 +19,8 @@ $(LID): | $(BIN)/curate
 	$(BIN)/curate fetch-lid --output $@
 
 setup: $(BIN)/curate $(LID)
+
+models: $(LID)
 
 $(SAMPLE): $(BIN)/curate pipeline/sample.py
 	$(BIN)/curate sample --output $@
@@ -35,6 +37,7 @@ lint: setup
 
 bench: setup
 	$(BIN)/python bench/extract_bench.py
+	$(BIN)/python bench/filters_bench.py
 
 clean:
 	rm -rf build out bench/work
