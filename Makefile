@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 OUT ?= out/sample
 SAMPLE := build/sample.warc.gz
 LID := models/lid.176.ftz
+QUALITY := models/quality_nb.json
+EXAMPLES := build/quality/good.txt build/quality/bad.txt
 
 .PHONY: setup models run test lint bench clean
 
@@ -18,9 +20,18 @@ $(BIN)/curate: pyproject.toml requirements.lock
 $(LID): | $(BIN)/curate
 	$(BIN)/curate fetch-lid --output $@
 
-setup: $(BIN)/curate $(LID)
+# The default quality classifier: a toy naive Bayes trained on Spark from example texts the
+# project writes itself (pipeline/quality/examples.py), so runs and tests work offline.
+$(EXAMPLES) &: pipeline/quality/examples.py | $(BIN)/curate
+	$(BIN)/curate quality-examples --output build/quality
 
-models: $(LID)
+$(QUALITY): $(EXAMPLES)
+	$(BIN)/curate train-quality --config conf/default.yaml --good build/quality/good.txt \
+		--bad build/quality/bad.txt --output $@
+
+setup: $(BIN)/curate $(LID) $(QUALITY)
+
+models: $(LID) $(QUALITY)
 
 $(SAMPLE): $(BIN)/curate pipeline/sample.py
 	$(BIN)/curate sample --output $@

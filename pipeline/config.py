@@ -169,6 +169,46 @@ class RulesConf(_Section):
         return "all" in self.languages or lang in self.languages
 
 
+class QualityTrainConf(_Section):
+    # Share of training documents held out (by a hash of the text) to report accuracy.
+    heldout_fraction: float = Field(0.1, ge=0, lt=1)
+    seed: int = 0
+    min_df: int = Field(1, ge=1)  # words in fewer training documents are not in the vocabulary
+    max_vocab: int = Field(1 << 18, ge=1)  # Spark CountVectorizer's default
+    smoothing: float = Field(1.0, gt=0)  # Laplace, as the primer and MLlib NaiveBayes(1.0)
+    # fastText train_supervised arguments (fastText defaults, wordNgrams 2 as DCLM's filter).
+    fasttext: dict[str, float | int | str] = Field(
+        default_factory=lambda: {
+            "epoch": 5,
+            "lr": 0.1,
+            "wordNgrams": 2,
+            "dim": 100,
+            "minCount": 1,
+            "seed": 0,
+            "thread": 1,
+        }  # fmt: skip
+    )
+
+
+class QualityConf(_Section):
+    enabled: bool = True
+    backend: Literal["naive_bayes", "fasttext"] = "naive_bayes"
+    # naive Bayes: the JSON of word votes; fastText: the .bin (metadata beside it, .bin.json).
+    # The default is a toy trained by `make models` on the project's own example texts.
+    model: str = "models/quality_nb.json"
+    # Scores are log-odds (good vs crawl): 0 = looks at least as much like the reference.
+    threshold: float = 0.0
+    # Add the training set's log(docs_good / docs_bad) to naive Bayes scores. Off: the ratio
+    # of reference to crawl documents in a training set is arbitrary.
+    use_prior: bool = False
+    # Languages scored (a classifier trained on English judges English); others pass.
+    languages: list[str] = Field(default_factory=lambda: ["en"])
+    train: QualityTrainConf = Field(default_factory=QualityTrainConf)
+
+    def applies_to(self, lang: str | None) -> bool:
+        return "all" in self.languages or lang in self.languages
+
+
 class OutputConf(_Section):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Files of kept documents; 0 = one per extraction partition.
@@ -184,6 +224,7 @@ class Config(_Section):
     extract: ExtractConf = Field(default_factory=ExtractConf)
     langid: LangIdConf = Field(default_factory=LangIdConf)
     rules: RulesConf = Field(default_factory=RulesConf)
+    quality: QualityConf = Field(default_factory=QualityConf)
     output: OutputConf = Field(default_factory=OutputConf)
 
     def section_hash(self, *names: str) -> str:

@@ -84,13 +84,15 @@ def ship(spark, path: Path) -> str:
     return path.name
 
 
-def load_shipped(name: str, loader: Callable[[str], Any]) -> Any:
-    """The model shipped as `name`, loaded once per Python worker."""
-    model = _loaded.get(name)
+def load_shipped(name: str, loader: Callable[[str], Any], variant: str = "") -> Any:
+    """The model shipped as `name`, loaded once per Python worker (and per `variant` of the
+    loader's settings)."""
+    key = f"{name}\0{variant}"
+    model = _loaded.get(key)
     if model is None:
         from pyspark import SparkFiles
 
-        model = _loaded[name] = loader(SparkFiles.get(name))
+        model = _loaded[key] = loader(SparkFiles.get(name))
     return model
 
 

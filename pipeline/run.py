@@ -32,6 +32,7 @@ from pipeline.models import digest
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import identify_language, lid_model_path
+from pipeline.stages.quality import quality_model_path, score_quality
 from pipeline.stages.rules import apply_rules
 
 log = logging.getLogger(__name__)
@@ -58,12 +59,24 @@ class Stage:
     sections: tuple[str, ...]  # config sections it reads: a change reruns it
     build: Callable[[SparkSession, DataFrame, Config], DataFrame]
     model: Callable[[Config], Path] | None = None  # its model file is in the fingerprint too
+    enabled: Callable[[Config], bool] = lambda cfg: True
 
 
 STAGES = [
     Stage("langid", ("langid",), identify_language, lid_model_path),
     Stage("rules", ("rules",), apply_rules),
+    Stage(
+        "quality",
+        ("quality",),
+        score_quality,
+        quality_model_path,
+        enabled=lambda cfg: cfg.quality.enabled,
+    ),
 ]
+
+
+def enabled_stages(cfg: Config) -> list[Stage]:
+    return [st for st in STAGES if st.enabled(cfg)]
 
 
 class ReconcileError(RuntimeError):
@@ -122,6 +135,7 @@ def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
             "content_type",
             "charset",
             *[f"{name}_stats" for name in cfg.rules.rule_sets],
+            *(["quality_score"] if "quality_score" in kept.columns else []),
         ).alias("metadata"),
     )
 
@@ -160,9 +174,6 @@ def count_outcomes(read_rows: int, frames: list[DataFrame]) -> dict:
             f"{sum(rejected.values())} ({rejected}); this is a pipeline bug, please report it"
         )
     return counts
-
-
-STAGE_INDEX = {st.name: i + 1 for i, st in enumerate(STAGES)}  # frames[0] is extract
 
 
 def rule_failures(rules_rows: DataFrame) -> dict[str, int]:
@@ -218,8 +229,9 @@ def run(
     read_rows = res.rows  # one row per WARC record (or per unreadable file tail)
 
     frames = [docs]
+    by_name = {"extract": docs}
     fp = fp_extract
-    for st in STAGES:
+    for st in enabled_stages(cfg):
         model = digest(st.model(cfg)) if st.model else None
         fp = _fingerprint(fp, cfg.section_hash(*st.sections), model, version)
         rows, res = materialize(
@@ -232,6 +244,7 @@ def run(
             force=force,
         )
         frames.append(rows)
+        by_name[st.name] = rows
         stages.append(res)
 
     t0 = time.perf_counter()
@@ -267,8 +280,8 @@ def run(
         "finished": datetime.now(UTC).isoformat(),
         "seconds": round(time.perf_counter() - t_start, 3),
         "counts": counts,
-        "rule_failures": rule_failures(frames[STAGE_INDEX["rules"]]),
-        "languages": language_counts(frames[STAGE_INDEX["langid"]]),
+        "rule_failures": rule_failures(by_name["rules"]),
+        "languages": language_counts(by_name["langid"]),
         "stages": [
             {"name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "rows": s.rows}
             for s in stages
