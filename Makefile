@@ -49,6 +49,7 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/extract_bench.py
 	$(BIN)/python bench/filters_bench.py
+	$(BIN)/python bench/quality_bench.py
 
 clean:
 	rm -rf build out bench/work
