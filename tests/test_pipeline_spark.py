@@ -127,11 +127,17 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
         },
     }
     assert {d["lang"] for d in data} == {"en"}
-    assert [s["name"] for s in m1["stages"]] == ["extract", "langid", "rules", "write"]
+    assert [s["name"] for s in m1["stages"]] == [
+        "extract",
+        "langid",
+        "rules",
+        "quality",
+        "write",
+    ]
     assert {s["status"] for s in m1["stages"]} == {"ran"}
     # Same job again: the completed stages are reused, the output is the same.
     m2 = run(cfg, [str(sample_warc)], out, spark)
-    assert [s["status"] for s in m2["stages"][:3]] == ["reused"] * 3
+    assert [s["status"] for s in m2["stages"][:4]] == ["reused"] * 4
     assert m2["counts"] == m1["counts"]
     assert sorted(d["id"] for d in _outputs(out)[0]) == sorted(d["id"] for d in data)
     # --force reruns; a changed extract setting reruns; an interrupted stage reruns.
@@ -144,7 +150,7 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
     # a later stage's setting reruns that stage and the ones after it, not extraction
     changed.langid.threshold = 0.5
     m3 = run(changed, [str(sample_warc)], out, spark)
-    assert [s["status"] for s in m3["stages"][:3]] == ["reused", "ran", "ran"]
+    assert [s["status"] for s in m3["stages"][:4]] == ["reused", "ran", "ran", "ran"]
 
 
 def test_route_by_language(spark, cfg, sample_warc, tmp_path):
