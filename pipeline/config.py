@@ -209,6 +209,27 @@ class QualityConf(_Section):
         return "all" in self.languages or lang in self.languages
 
 
+class ExactDedupConf(_Section):
+    # Keep the first (smallest crawl_pos) of each SHA-1 of lowercased, space-collapsed text.
+    enabled: bool = True
+
+
+class NearDedupConf(_Section):
+    enabled: bool = True
+    shingle_size: int = Field(5, ge=1)  # word 5-grams: datatrove / FineWeb
+    # bands x rows hash functions: 14 x 8 = 112 as datatrove / FineWeb (candidate curve
+    # 1 - (1 - s^8)^14, steepest near (1/14)^(1/8) = 0.72); the primer uses 20 x 5.
+    bands: int = Field(14, ge=1)
+    rows: int = Field(8, ge=1)
+    seed: int = 1  # datasketch's default seed
+    # Keep a candidate edge only where the signatures agree on at least this share of hash
+    # functions (estimated Jaccard): the primer's final check. 0.8 = NeMo Curator's default.
+    verify: bool = True
+    threshold: float = Field(0.8, ge=0, le=1)
+    # Connected-components rounds (large-star + small-star) before giving up.
+    max_iterations: int = Field(64, ge=1)
+
+
 class OutputConf(_Section):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Files of kept documents; 0 = one per extraction partition.
@@ -225,6 +246,8 @@ class Config(_Section):
     langid: LangIdConf = Field(default_factory=LangIdConf)
     rules: RulesConf = Field(default_factory=RulesConf)
     quality: QualityConf = Field(default_factory=QualityConf)
+    exact_dedup: ExactDedupConf = Field(default_factory=ExactDedupConf)
+    near_dedup: NearDedupConf = Field(default_factory=NearDedupConf)
     output: OutputConf = Field(default_factory=OutputConf)
 
     def section_hash(self, *names: str) -> str:

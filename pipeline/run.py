@@ -30,8 +30,10 @@ from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.models import digest
 from pipeline.stage_store import StageResult, materialize
+from pipeline.stages.exact_dedup import exact_dedup
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import identify_language, lid_model_path
+from pipeline.stages.near_dedup import near_dedup
 from pipeline.stages.quality import quality_model_path, score_quality
 from pipeline.stages.rules import apply_rules
 
@@ -72,7 +74,12 @@ STAGES = [
         quality_model_path,
         enabled=lambda cfg: cfg.quality.enabled,
     ),
+    Stage("exact_dedup", ("exact_dedup",), exact_dedup, enabled=lambda c: c.exact_dedup.enabled),
+    Stage("near_dedup", ("near_dedup",), near_dedup, enabled=lambda c: c.near_dedup.enabled),
 ]
+
+# Per-document columns stages add, published in data/'s metadata struct when present.
+STAGE_METADATA = ("quality_score", "exact_copies", "dup_cluster", "dup_cluster_size")
 
 
 def enabled_stages(cfg: Config) -> list[Stage]:
@@ -135,7 +142,7 @@ def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
             "content_type",
             "charset",
             *[f"{name}_stats" for name in cfg.rules.rule_sets],
-            *(["quality_score"] if "quality_score" in kept.columns else []),
+            *[c for c in STAGE_METADATA if c in kept.columns],
         ).alias("metadata"),
     )
 
@@ -228,6 +235,9 @@ def run(
     stages.append(res)
     read_rows = res.rows  # one row per WARC record (or per unreadable file tail)
 
+    # connected components checkpoint their rounds here (shared by driver and executors)
+    checkpoints = out / "_stages" / "_checkpoints"
+    spark.sparkContext.setCheckpointDir(str(checkpoints))
     frames = [docs]
     by_name = {"extract": docs}
     fp = fp_extract
@@ -265,6 +275,7 @@ def run(
         "compression", cfg.output.compression
     ).parquet(str(out / "rejected"))
     counts = count_outcomes(read_rows, frames)
+    shutil.rmtree(checkpoints, ignore_errors=True)
     stages.append(
         StageResult("write", str(out / "data"), "ran", time.perf_counter() - t0, counts["kept"])
     )

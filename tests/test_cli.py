@@ -78,4 +78,4 @@ def test_spark_submit_runs_the_same_job(sample_warc, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["spark"]["master"] == "local[2]"
-    assert manifest["counts"]["read"] == 25 and manifest["counts"]["kept"] == 4
+    assert manifest["counts"]["read"] == 25 and manifest["counts"]["kept"] == 2

@@ -115,8 +115,9 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
     data, ledger, _ = _outputs(out)
     assert m1["counts"] == {
         "read": 25,
-        "kept": 4,
+        "kept": 2,
         "rejected": {
+            "exact_dup:duplicate": 2,
             "extract:extract_empty": 1,
             "lang:not_kept": 2,
             "read:empty_payload": 1,
@@ -132,12 +133,16 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
         "langid",
         "rules",
         "quality",
+        "exact_dedup",
+        "near_dedup",
         "write",
     ]
     assert {s["status"] for s in m1["stages"]} == {"ran"}
+    # the sample holds each English article twice, in other encodings: exact duplicates
+    assert {d["metadata"]["exact_copies"] for d in data} == {2}
     # Same job again: the completed stages are reused, the output is the same.
     m2 = run(cfg, [str(sample_warc)], out, spark)
-    assert [s["status"] for s in m2["stages"][:4]] == ["reused"] * 4
+    assert [s["status"] for s in m2["stages"][:6]] == ["reused"] * 6
     assert m2["counts"] == m1["counts"]
     assert sorted(d["id"] for d in _outputs(out)[0]) == sorted(d["id"] for d in data)
     # --force reruns; a changed extract setting reruns; an interrupted stage reruns.
@@ -150,7 +155,7 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
     # a later stage's setting reruns that stage and the ones after it, not extraction
     changed.langid.threshold = 0.5
     m3 = run(changed, [str(sample_warc)], out, spark)
-    assert [s["status"] for s in m3["stages"][:4]] == ["reused", "ran", "ran", "ran"]
+    assert [s["status"] for s in m3["stages"][:6]] == ["reused"] + ["ran"] * 5
 
 
 def test_route_by_language(spark, cfg, sample_warc, tmp_path):
@@ -158,7 +163,7 @@ def test_route_by_language(spark, cfg, sample_warc, tmp_path):
     c.langid.route_by_language = True
     out = tmp_path / "routed"
     m = run(c, [str(sample_warc)], out, spark)
-    assert m["counts"]["kept"] == 6 and not any(k.startswith("lang:") for k in m["counts"])
+    assert m["counts"]["kept"] == 4 and not any(k.startswith("lang:") for k in m["counts"])
     assert sorted(p.name for p in (out / "data").iterdir() if p.is_dir()) == [
         "lang=en",
         "lang=ru",
@@ -203,7 +208,7 @@ def test_unreachable_url_is_recorded_or_fails(spark, cfg, sample_warc, tmp_path)
     dead = "http://127.0.0.1:9/gone.warc.gz"
     m = run(c, [str(sample_warc), dead], tmp_path / "rec", spark)
     assert m["counts"]["rejected"]["read:unreadable_file"] == 1
-    assert m["counts"]["kept"] == 4
+    assert m["counts"]["kept"] == 2
     ledger = _outputs(tmp_path / "rec")[1]
     assert any(r["url"] == dead and "unreachable" in r["detail"] for r in ledger)
     c.input.on_unreadable = "fail"

@@ -1,0 +1,1 @@
+"""Deduplication: exact (normalised-text fingerprints) and near (MinHash-LSH)."""

@@ -1,0 +1,109 @@
+"""Stage `near_dedup`: MinHash-LSH near duplicates, distributed end to end.
+
+1. Signatures: `bands x rows` MinHash values per document and one key per band, computed in
+   Python over whole documents (numpy) inside mapInArrow.
+2. Buckets: one row per (band, key, document); every member of a bucket is joined to the
+   bucket's smallest member (star edges), never all pairs of a large bucket.
+3. Verification (on by default): an edge stays where the two signatures agree on at least
+   `threshold` of their values (estimated Jaccard), computed in the JVM.
+4. Connected components on the verified edges (pipeline/dedup/components.py); in each, the
+   document with the smallest crawl_pos stays, the others are `near_dup:duplicate` with the
+   kept doc_id and their estimated Jaccard to it.
+Kept rows carry `dup_cluster` (the kept doc_id) and `dup_cluster_size`.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pipeline.config import Config
+from pipeline.dedup.components import connected_components, cut_lineage
+from pipeline.dedup.minhash import MinHasher
+from pipeline.schema import spark_schema
+from pipeline.stages.arrow_batches import map_batches
+from pipeline.stages.exact_dedup import mark_rejected
+
+SIG_SCHEMA = pa.schema(
+    [
+        pa.field("crawl_pos", pa.int64()),
+        pa.field("minhash", pa.list_(pa.int32())),
+        pa.field("bands", pa.list_(pa.int64())),
+    ]
+)
+
+
+def signatures(docs: DataFrame, hasher: MinHasher) -> DataFrame:
+    def sign(rows: list[dict]) -> list[dict]:
+        out = []
+        for r in rows:
+            sig = hasher.signature(r["text"] or "")
+            out.append({
+                "crawl_pos": r["crawl_pos"],
+                "minhash": sig.view("int32").tolist(),
+                "bands": hasher.band_keys(sig).tolist(),
+            })  # fmt: skip
+        return out
+
+    return docs.select("crawl_pos", "text").mapInArrow(
+        map_batches(sign, SIG_SCHEMA), spark_schema(SIG_SCHEMA)
+    )
+
+
+def _agreement(a: str, b: str, n: int):
+    """Share of equal signature values: the estimated Jaccard, computed in the JVM."""
+    same = F.zip_with(a, b, lambda x, y: F.when(x == y, 1).otherwise(0))
+    return F.aggregate(same, F.lit(0), lambda acc, x: acc + x) / F.lit(n)
+
+
+def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    c = cfg.near_dedup
+    hasher = MinHasher(c.shingle_size, c.bands, c.rows, c.seed)
+    sigs = cut_lineage(signatures(docs, hasher))  # used four times below
+    buckets = sigs.select("crawl_pos", F.posexplode("bands").alias("band", "key"))
+    roots = (
+        buckets.groupBy("band", "key")
+        .agg(F.min("crawl_pos").alias("root"), F.count("*").alias("n"))
+        .where(F.col("n") > 1)
+    )
+    edges = (
+        buckets.join(roots, ["band", "key"])
+        .where(F.col("crawl_pos") != F.col("root"))
+        .select(F.col("crawl_pos").alias("u"), F.col("root").alias("v"))
+        .distinct()
+    )
+    if c.verify:
+        su = sigs.select(F.col("crawl_pos").alias("u"), F.col("minhash").alias("su"))
+        sv = sigs.select(F.col("crawl_pos").alias("v"), F.col("minhash").alias("sv"))
+        edges = (
+            edges.join(su, "u")
+            .join(sv, "v")
+            .where(_agreement("su", "sv", hasher.num_perm) >= c.threshold)
+            .select("u", "v")
+        )
+    comps = connected_components(edges, c.max_iterations)
+    labelled = docs.join(comps, docs["crawl_pos"] == comps["node"], "left").withColumn(
+        "_root", F.coalesce("component", "crawl_pos")
+    )
+    sizes = labelled.groupBy("_root").agg(F.count("*").cast("int").alias("dup_cluster_size"))
+    root_info = labelled.where(F.col("crawl_pos") == F.col("_root")).select(
+        F.col("crawl_pos").alias("_root"), F.col("doc_id").alias("dup_cluster")
+    )
+    root_sig = sigs.select(F.col("crawl_pos").alias("_root"), F.col("minhash").alias("_rsig"))
+    own_sig = sigs.select(F.col("crawl_pos").alias("_pos"), F.col("minhash").alias("_sig"))
+    out = (
+        labelled.join(sizes, "_root")
+        .join(root_info, "_root")
+        .join(root_sig, "_root")
+        .join(own_sig, labelled["crawl_pos"] == own_sig["_pos"])
+    )
+    jac = _agreement("_sig", "_rsig", hasher.num_perm)
+    out = mark_rejected(
+        out,
+        F.col("crawl_pos") != F.col("_root"),
+        "near_dup",
+        "duplicate",
+        F.format_string("kept %s, estimated Jaccard %.3f", F.col("dup_cluster"), jac),
+    )
+    return out.drop("node", "component", "_root", "_rsig", "_pos", "_sig")
