@@ -1,7 +1,8 @@
 """MinHash signatures and LSH bands, vectorised with numpy over a whole document.
 
-Shingles are word k-grams of `simplify(text)`. A shingle's 32-bit hash combines CRC-32 word
-ids with a rolling polynomial (so only words, not shingles, cost a Python call). Signatures
+Shingles are word k-grams of `simplify(text)`. Word ids are polynomial hashes of their bytes,
+computed for all words of a document at once; a shingle's 32-bit hash folds a rolling
+polynomial of its word ids. No Python call per word or per shingle. Signatures
 use datasketch's "legacy" scheme, the textbook (a*x + b) mod p with p = 2**61 - 1 (not
 `1 << 61 - 1`, which Python parses as 2**60), with datasketch's own permutation parameters for
 the seed, so a signature here equals `datasketch.MinHash(num_perm, seed, scheme="legacy",
@@ -10,7 +11,6 @@ hashfunc=shingle_hash)` updated with the same shingles (a test proves it).
 
 from __future__ import annotations
 
-import zlib
 from functools import cached_property
 
 import numpy as np
@@ -20,41 +20,83 @@ from pipeline.dedup.normalize import simplify
 MERSENNE_PRIME = (1 << 61) - 1
 _P = np.uint64(MERSENNE_PRIME)
 _MAX32 = np.uint64((1 << 32) - 1)
+_SHIFT = np.uint64(61)
 _MUL = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier of the rolling shingle hash
 _BAND_MUL = np.uint64(0xC2B2AE3D27D4EB4F)
 _CHUNK = 4096  # shingles per block of the (shingles x permutations) product: bounds memory
 
 
-def _word_ids(words: list[str]) -> np.ndarray:
-    return np.fromiter(
-        (zlib.crc32(w.encode("utf-8")) for w in words), dtype=np.uint64, count=len(words)
+_POWERS: dict[int, np.ndarray] = {}
+
+
+def _powers(base: np.uint64, n: int) -> np.ndarray:
+    """base**0 .. base**(n-1) modulo 2**64 (cached, grown by doubling)."""
+    have = _POWERS.get(int(base))
+    if have is None or len(have) < n:
+        size = max(n, 2 * len(have) if have is not None else 1 << 16)
+        out = np.full(size, base, dtype=np.uint64)
+        out[0] = 1
+        have = _POWERS[int(base)] = np.cumprod(out, dtype=np.uint64)
+    return have[:n]
+
+
+_WORD_MUL = np.uint64(0x100000001B3)  # odd: invertible modulo 2**64
+_WORD_INV = np.uint64(pow(int(_WORD_MUL), -1, 1 << 64))
+
+
+def word_hash(word: str) -> int:
+    """sum(byte_j + 1) * M**(len-1-j) mod 2**64 over the UTF-8 bytes: what `_word_ids`
+    computes for every word of a text at once."""
+    h = 0
+    for byte in word.encode("utf-8"):
+        h = (h * int(_WORD_MUL) + byte + 1) & ((1 << 64) - 1)
+    return h
+
+
+def _word_ids(text: str) -> np.ndarray:
+    """`word_hash` of every space-separated word of `text`, vectorised over its bytes: with
+    C[k] = sum_{j<k} (b_j + 1) * M**-j, a word [s, e) hashes to M**(e-1) * (C[e] - C[s])."""
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    if not len(data):
+        return np.zeros(0, dtype=np.uint64)
+    spaces = np.flatnonzero(data == 32)
+    starts = np.concatenate(([0], spaces + 1))
+    ends = np.concatenate((spaces, [len(data)]))
+    vals = data.astype(np.uint64) + np.uint64(1)
+    c = np.concatenate(
+        (np.zeros(1, np.uint64), np.cumsum(vals * _powers(_WORD_INV, len(data)), dtype=np.uint64))
     )
+    return _powers(_WORD_MUL, len(data))[ends - 1] * (c[ends] - c[starts])
 
 
 def _fold(h: np.ndarray) -> np.ndarray:
     return (h >> np.uint64(32)) ^ (h & _MAX32)
 
 
-def shingle_hashes(words: list[str], k: int) -> np.ndarray:
-    """Distinct 32-bit hashes (as uint64) of the word k-shingles; a text shorter than k words
-    is one shingle; an empty text has none."""
-    if not words:
+def shingle_hashes(text: str, k: int) -> np.ndarray:
+    """32-bit hashes (as uint64) of the word k-shingles of `text` (words separated by single
+    spaces, as `simplify` leaves them), repeats included (they cannot change a minimum);
+    fewer than k words make one shingle; an empty text has none."""
+    ids = _word_ids(text)
+    if not len(ids):
         return np.zeros(0, dtype=np.uint64)
-    ids = _word_ids(words)
     n = max(1, len(ids) - k + 1)
     width = min(k, len(ids))
     h = ids[:n].copy()
     for j in range(1, width):
         h = h * _MUL + ids[j : j + n]
-    return np.unique(_fold(h))
+    return _fold(h)
 
 
 def shingle_hash(shingle: bytes | str) -> int:
     """The hash of one shingle given as its space-joined words (for datasketch's hashfunc)."""
     if isinstance(shingle, bytes):
         shingle = shingle.decode("utf-8")
-    words = shingle.split(" ")
-    return int(shingle_hashes(words, len(words))[0])
+    ids = [word_hash(w) for w in shingle.split(" ")]
+    h = 0
+    for i in ids:  # the rolling polynomial of shingle_hashes, in Python integers
+        h = (h * int(_MUL) + i) & ((1 << 64) - 1)
+    return (h >> 32) ^ (h & 0xFFFFFFFF)
 
 
 def shingles(text: str, k: int) -> list[str]:
@@ -93,13 +135,19 @@ class MinHasher:
         a, b = self.permutations
         sig = np.full(self.num_perm, (1 << 32) - 1, dtype=np.uint64)
         for i in range(0, len(hv), _CHUNK):
-            block = hv[i : i + _CHUNK, None]
-            phv = ((block * a + b) % _P) & _MAX32
-            np.minimum(sig, phv.min(axis=0), out=sig)
+            y = np.multiply.outer(hv[i : i + _CHUNK], a)  # wraps mod 2**64, as datasketch's
+            y += b
+            # y mod (2**61 - 1) without division: fold the top 3 bits down, subtract p once
+            top = y >> _SHIFT
+            y &= _P
+            y += top
+            np.subtract(y, _P, out=y, where=y >= _P)
+            y &= _MAX32
+            np.minimum(sig, y.min(axis=0), out=sig)
         return sig.astype(np.uint32)
 
     def signature(self, text: str) -> np.ndarray:
-        return self.signature_of_hashes(shingle_hashes(simplify(text).split(), self.k))
+        return self.signature_of_hashes(shingle_hashes(simplify(text), self.k))
 
     def band_keys(self, sig: np.ndarray) -> np.ndarray:
         """One signed 64-bit key per band: a rolling hash of the band's rows."""

@@ -11,19 +11,45 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import unicodedata
+from functools import cache
+
+import numpy as np
 
 _SPACES = re.compile(r"\s+")
-_NON_WORD = re.compile(r"[\W_]+")
-_DIGIT = re.compile(r"\d")
 
 
 def exact_key(text: str) -> str:
     return hashlib.sha1(_SPACES.sub(" ", text.lower()).strip().encode("utf-8")).hexdigest()
 
 
+_KEEP, _DROP, _DIGIT_CLS, _SPACE = 0, 1, 2, 3
+
+
+@cache
+def _classes() -> np.ndarray:
+    """What simplify does with each code point: keep it, drop it (a combining mark), make it
+    "0" (a decimal digit) or a space (anything not a letter or digit). Built once per process
+    (~1 s) so that simplify is a few numpy lookups, not a regex over the text."""
+    table = np.full(sys.maxunicode + 1, _SPACE, dtype=np.uint8)
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        if unicodedata.combining(ch):
+            table[cp] = _DROP
+        elif ch.isdecimal():
+            table[cp] = _DIGIT_CLS
+        elif ch.isalnum():
+            table[cp] = _KEEP
+    return table
+
+
 def simplify(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    no_marks = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    out = _DIGIT.sub("0", no_marks.lower())
-    return _SPACES.sub(" ", _NON_WORD.sub(" ", out)).strip()
+    """Words of the text, lowercased, without diacritics, digits as 0, separated by one space."""
+    cps = np.frombuffer(
+        unicodedata.normalize("NFKD", text).lower().encode("utf-32-le"), dtype=np.uint32
+    )
+    cls = _classes()[cps]
+    cps, cls = cps[cls != _DROP], cls[cls != _DROP]
+    cps = np.where(cls == _DIGIT_CLS, 48, np.where(cls == _SPACE, 32, cps)).astype(np.uint32)
+    return " ".join(cps.tobytes().decode("utf-32-le").split())
