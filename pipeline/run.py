@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 
 from pipeline.config import Config
 from pipeline.inputs import expand_inputs
+from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.exact_dedup import exact_dedup
@@ -36,6 +37,7 @@ from pipeline.stages.langid import identify_language, lid_model_path
 from pipeline.stages.near_dedup import near_dedup
 from pipeline.stages.quality import quality_model_path, score_quality
 from pipeline.stages.rules import apply_rules
+from pipeline.stages.tokenize import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +78,17 @@ STAGES = [
     ),
     Stage("exact_dedup", ("exact_dedup",), exact_dedup, enabled=lambda c: c.exact_dedup.enabled),
     Stage("near_dedup", ("near_dedup",), near_dedup, enabled=lambda c: c.near_dedup.enabled),
+    Stage("tokenize", ("sources", "tokenizer"), tokenize),
 ]
 
 # Per-document columns stages add, published in data/'s metadata struct when present.
-STAGE_METADATA = ("quality_score", "exact_copies", "dup_cluster", "dup_cluster_size")
+STAGE_METADATA = (
+    "quality_score",
+    "exact_copies",
+    "dup_cluster",
+    "dup_cluster_size",
+    "n_tokens",
+)
 
 
 def enabled_stages(cfg: Config) -> list[Stage]:
@@ -129,7 +138,7 @@ def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
         F.col("doc_id").alias("id"),
         "text",
         "url",
-        F.lit(cfg.output.default_source).alias("source"),
+        "source",
         "lang",
         F.struct(
             "lang_score",
@@ -275,10 +284,16 @@ def run(
         "compression", cfg.output.compression
     ).parquet(str(out / "rejected"))
     counts = count_outcomes(read_rows, frames)
-    shutil.rmtree(checkpoints, ignore_errors=True)
     stages.append(
         StageResult("write", str(out / "data"), "ran", time.perf_counter() - t0, counts["kept"])
     )
+    t0 = time.perf_counter()
+    budget = write_mixture(spark, _kept(frames[-1]), cfg, out)
+    stages.append(
+        StageResult("mixture", str(out / "shards"), "ran", time.perf_counter() - t0,
+                    sum(s["docs_after"] for s in budget["sources"].values()))
+    )  # fmt: skip
+    shutil.rmtree(checkpoints, ignore_errors=True)
 
     manifest = {
         "inputs": files,
@@ -291,6 +306,11 @@ def run(
         "finished": datetime.now(UTC).isoformat(),
         "seconds": round(time.perf_counter() - t_start, 3),
         "counts": counts,
+        "tokens": {
+            "total": budget["total_tokens"],
+            "shards": budget["shards"],
+            "per_source": {k: v["tokens_after"] for k, v in budget["sources"].items()},
+        },
         "rule_failures": rule_failures(by_name["rules"]),
         "languages": language_counts(by_name["langid"]),
         "stages": [

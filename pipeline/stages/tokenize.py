@@ -1,0 +1,45 @@
+"""Stage `tokenize`: each kept document's source (from the rules in `sources`) and its token
+ids and count (the tokenizer in `tokenizer`), so the mixture can weigh sources in tokens."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from pipeline.config import Config
+from pipeline.mixture.sources import SourceMatcher
+from pipeline.schema import spark_schema
+from pipeline.stages.arrow_batches import extended_schema, map_batches
+from pipeline.tokens.tokenizer import Tokenizer
+
+TOKEN_FIELDS = [
+    pa.field("source", pa.string()),
+    pa.field("tokens", pa.list_(pa.int32())),
+    pa.field("n_tokens", pa.int64()),
+]
+_tokenizers: dict[tuple[str, int | None], Tokenizer] = {}
+
+
+def get_tokenizer(name: str, eot: int | None) -> Tokenizer:
+    """One tokenizer per Python worker."""
+    key = (name, eot)
+    if key not in _tokenizers:
+        _tokenizers[key] = Tokenizer(name, eot)
+    return _tokenizers[key]
+
+
+def tokenize(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    tok_conf, src_conf = cfg.tokenizer, cfg.sources
+    schema = extended_schema(docs.schema, TOKEN_FIELDS)
+
+    def encode(rows: list[dict]) -> list[dict]:
+        tok = get_tokenizer(tok_conf.name, tok_conf.eot_token)
+        matcher = SourceMatcher(src_conf.rules, src_conf.default)
+        ids = tok.encode_batch([r["text"] or "" for r in rows])
+        for row, t in zip(rows, ids, strict=True):
+            row["source"] = matcher.source(row.get("url"), row.get("warc_file"))
+            row["tokens"] = t
+            row["n_tokens"] = len(t)
+        return rows
+
+    return docs.mapInArrow(map_batches(encode, schema), spark_schema(schema))

@@ -1,0 +1,1 @@
+"""Tokenisation and the token shards a trainer memory-maps."""
