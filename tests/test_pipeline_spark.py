@@ -135,7 +135,9 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
         "quality",
         "exact_dedup",
         "near_dedup",
+        "tokenize",
         "write",
+        "mixture",
     ]
     assert {s["status"] for s in m1["stages"]} == {"ran"}
     # the sample holds each English article twice, in other encodings: exact duplicates
