@@ -8,7 +8,7 @@ LID := models/lid.176.ftz
 QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 
-.PHONY: setup models run test lint bench clean
+.PHONY: setup models run demo test lint bench clean
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,10 @@ $(SAMPLE): $(BIN)/curate pipeline/sample.py
 
 run: setup $(SAMPLE)
 	$(BIN)/curate run --config conf/default.yaml --input $(SAMPLE) --output $(OUT)
+
+# The seven-page crawl of the seed primer: one verdict per page, "2 of 7 kept", the report.
+demo: setup
+	$(BIN)/curate demo --config conf/default.yaml --output out/demo
 
 test: setup
 	$(BIN)/pytest -q

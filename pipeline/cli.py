@@ -50,9 +50,35 @@ def _parser() -> argparse.ArgumentParser:
         "--backend", choices=["naive_bayes", "fasttext"], help="overrides quality.backend"
     )
     t.add_argument("--master", help="Spark master URL (overrides spark.master)")
+    rp = sub.add_parser("report", help="rebuild DIR/report.html and report.json from a run")
+    rp.add_argument("dir", metavar="DIR")
+    d = sub.add_parser("demo", help="the seven-page crawl: run it and print a verdict per page")
+    d.add_argument("--config", default=None, help="YAML config (default: conf/default.yaml)")
+    d.add_argument("--output", default="out/demo", metavar="DIR")
     e = sub.add_parser("quality-examples", help="write the example good/bad training texts")
     e.add_argument("--output", required=True, metavar="DIR")  # fmt: skip
     return p
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pipeline.demo import verdicts, write_demo_warc
+    from pipeline.run import run
+    from pipeline.spark import get_spark
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = load_config(args.config or root / "conf" / "default.yaml")
+    out = Path(args.output)
+    warc = write_demo_warc(out.parent / f"{out.name}-pages.warc.gz")
+    spark = get_spark(cfg)
+    run(cfg, [str(warc)], out, spark, force=True)
+    rows = verdicts(out)
+    for r in rows:
+        how = "kept" if r["verdict"] == "kept" else (
+            f"dropped at {r['stage']}: {r['reason']} ({r['detail']})")  # fmt: skip
+        print(f"page {r['page']} {r['url']:<40} {how}")
+    kept = sum(r["verdict"] == "kept" for r in rows)
+    print(f"{kept} of {len(rows)} kept; report: {out / 'report.html'}")
+    return 0
 
 
 def _train_quality(args: argparse.Namespace) -> int:
@@ -132,6 +158,17 @@ def main(argv: list[str] | None = None) -> int:
         n = write_sample_warc(args.output)
         print(f"wrote {n} records to {args.output}")
         return 0
+    if args.command == "report":
+        from pipeline.report import write_report
+
+        if not (Path(args.dir) / "manifest.json").is_file():
+            print(f"curate: {args.dir} has no manifest.json: not a finished run", file=sys.stderr)
+            return 2
+        _, page = write_report(args.dir)
+        print(f"report: {page}")
+        return 0
+    if args.command == "demo":
+        return _demo(args)
     if args.command == "train-quality":
         return _train_quality(args)
     if args.command == "quality-examples":

@@ -30,6 +30,7 @@ from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
+from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.exact_dedup import exact_dedup
 from pipeline.stages.extract import read_and_extract
@@ -211,6 +212,10 @@ def language_counts(lang_rows: DataFrame) -> dict[str, dict[str, int]]:
     return {(r["lang"] or "unknown"): {"docs": int(r[1]), "kept": int(r[2])} for r in rows}
 
 
+def _progress(res: StageResult) -> None:
+    log.info("stage %-12s %-7s %9d records  %7.1f s", res.name, res.status, res.rows, res.seconds)
+
+
 def run(
     cfg: Config,
     inputs: list[str],
@@ -225,6 +230,9 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     log.info("%d input file(s)", len(files))
+    ui = spark.sparkContext.uiWebUrl
+    if ui:
+        log.info("Spark UI: %s", ui)
     version = (metadata.version("curate-pipeline"), code_hash())
     stages: list[StageResult] = []
 
@@ -242,6 +250,7 @@ def run(
         force=force,
     )
     stages.append(res)
+    _progress(res)
     read_rows = res.rows  # one row per WARC record (or per unreadable file tail)
 
     # connected components checkpoint their rounds here (shared by driver and executors)
@@ -265,6 +274,7 @@ def run(
         frames.append(rows)
         by_name[st.name] = rows
         stages.append(res)
+        _progress(res)
 
     t0 = time.perf_counter()
     n_files = cfg.output.data_files or n_parts
@@ -319,4 +329,5 @@ def run(
         ],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    write_report(out)
     return manifest

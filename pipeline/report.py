@@ -1,0 +1,200 @@
+"""The run report: DIR/report.json and a self-contained DIR/report.html (inline SVG plots,
+no network resources, no scripts), rebuilt from a finished run's files without Spark.
+
+It shows the funnel (records reaching each stage, read to kept), rejection reasons, rule
+failures, languages, the quality-score histogram with its threshold, duplicate cluster sizes,
+the token budget per source, and the time each stage took.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+FUNNEL_LABELS = {
+    "extract": "records read",
+    "langid": "text extracted",
+    "rules": "language kept",
+    "quality": "rules passed",
+    "exact_dedup": "quality passed",
+    "near_dedup": "no exact duplicate",
+    "tokenize": "no near duplicate",
+}
+
+
+def _column(path: Path, column: str, kept_only: bool = False) -> list:
+    if not path.is_dir():
+        return []
+    table = pq.read_table(path, columns=[column, "reject_reason"])
+    rows = table.to_pylist()
+    return [r[column] for r in rows if r[column] is not None and
+            (not kept_only or r["reject_reason"] is None)]  # fmt: skip
+
+
+def report_data(out: Path) -> dict:
+    manifest = json.loads((out / "manifest.json").read_text())
+    budget_path = out / "budget.json"
+    budget = json.loads(budget_path.read_text()) if budget_path.is_file() else None
+    stages = manifest["stages"]
+    funnel = [
+        {"stage": s["name"], "label": FUNNEL_LABELS[s["name"]], "count": s["rows"]}
+        for s in stages
+        if s["name"] in FUNNEL_LABELS
+    ]
+    funnel.append({"stage": "kept", "label": "kept", "count": manifest["counts"]["kept"]})
+    scores = _column(out / "_stages" / "quality", "quality_score")
+    sizes = Counter(_column(out / "_stages" / "near_dedup", "dup_cluster_size", kept_only=True))
+    exact = Counter(_column(out / "_stages" / "exact_dedup", "exact_copies", kept_only=True))
+    cfg = manifest["config"]
+    return {
+        "output": manifest["output"],
+        "counts": manifest["counts"],
+        "funnel": funnel,
+        "rejections": manifest["counts"]["rejected"],
+        "rule_failures": manifest.get("rule_failures", {}),
+        "languages": manifest.get("languages", {}),
+        "quality": {
+            "threshold": cfg["quality"]["threshold"],
+            "scores": scores,
+        },
+        "duplicates": {
+            "near_cluster_sizes": {str(k): v for k, v in sorted(sizes.items())},
+            "exact_group_sizes": {str(k): v for k, v in sorted(exact.items())},
+        },
+        "budget": budget,
+        "stages": stages,
+        "seconds": manifest["seconds"],
+    }
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _bar(labels: list[str], values: list[float], title: str, horizontal: bool = True) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, max(1.6, 0.35 * len(labels) + 0.8)))
+    if horizontal:
+        ax.barh(labels[::-1], values[::-1], color="#4a7fb5")
+    else:
+        ax.bar(labels, values, color="#4a7fb5")
+    ax.set_title(title)
+    return _svg(fig)
+
+
+def _histogram(scores: list[float], threshold: float) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    ax.hist(scores, bins=30, color="#4a7fb5")
+    ax.axvline(threshold, color="#c0392b", linestyle="--", label=f"threshold {threshold:g}")
+    ax.set_xlabel("quality score (log-odds, reference vs crawl)")
+    ax.set_ylabel("documents")
+    ax.legend()
+    return _svg(fig)
+
+
+def _table(headers: list[str], rows: list[list], cls: str = "") -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows
+    )
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:60em;color:#222}
+h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.6em 0}td,th{padding:.25em .8em;border:1px solid #ddd}
+th{background:#f3f3f3;text-align:left}td.num{text-align:right}
+.funnel td.bar span{display:inline-block;background:#4a7fb5;height:1em}
+"""
+
+
+def render_html(d: dict) -> str:
+    c = d["counts"]
+    top = max((f["count"] for f in d["funnel"]), default=1) or 1
+    funnel_rows = "".join(
+        f"<tr><td>{html.escape(f['label'])}</td>"
+        f'<td class="num funnel-count" data-stage="{f["stage"]}">{f["count"]}</td>'
+        f'<td class="bar"><span style="width:{300 * f["count"] // top}px"></span></td></tr>'
+        for f in d["funnel"]
+    )
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>curate run report</title>",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>curate run report</h1>",
+        f"<p>{html.escape(d['output'])}: read <span id='read'>{c['read']}</span> = kept "
+        f"<span id='kept'>{c['kept']}</span> + rejected "
+        f"<span id='rejected'>{sum(c['rejected'].values())}</span>, in {d['seconds']:.1f} s.</p>",
+        "<h2>Funnel</h2><p>Records reaching each step, from read to kept.</p>",
+        f'<table class="funnel"><tbody>{funnel_rows}</tbody></table>',
+        "<h2>Why records were dropped</h2>",
+        _table(
+            ["stage:reason", "records"], sorted(d["rejections"].items(), key=lambda kv: -kv[1])
+        ),  # fmt: skip
+    ]
+    if d["rule_failures"]:
+        parts += ["<h2>Rule failures</h2><p>Documents breaking each rule (one document can "
+                  "break several).</p>",
+                  _table(["rule", "documents"], list(d["rule_failures"].items()))]  # fmt: skip
+    if d["languages"]:
+        langs = list(d["languages"].items())[:20]
+        parts += ["<h2>Languages</h2>",
+                  _bar([k for k, _ in langs], [v["docs"] for _, v in langs],
+                       "documents per language (top 20)")]  # fmt: skip
+    q = d["quality"]
+    if q["scores"]:
+        parts += ["<h2>Quality scores</h2>", _histogram(q["scores"], q["threshold"])]
+    dup = d["duplicates"]
+    if dup["near_cluster_sizes"] or dup["exact_group_sizes"]:
+        rows = [["exact", k, v] for k, v in dup["exact_group_sizes"].items()]
+        rows += [["near", k, v] for k, v in dup["near_cluster_sizes"].items()]
+        parts += ["<h2>Duplicates</h2>", _table(["kind", "cluster size", "kept documents"], rows)]
+    b = d["budget"]
+    if b:
+        rows = [[s, v["weight"] if v["weight"] is not None else "natural", f"{v['epochs']:.2f}",
+                 v["docs_before"], v["tokens_before"], v["docs_after"], v["tokens_after"]]
+                for s, v in b["sources"].items()]  # fmt: skip
+        comp = b["compute"]
+        parts += ["<h2>Token budget</h2>",
+                  _table(["source", "weight", "epochs", "docs before", "tokens before",
+                          "docs after", "tokens after"], rows),
+                  f"<p>Total D = {b['total_tokens']:,} tokens in {b['shards']} shards. "
+                  f"Compute-optimal model: {comp['compute_optimal_params']:,.0f} parameters, "
+                  f"{comp['compute_optimal_flops']:.3g} FLOPs, "
+                  f"{comp['compute_optimal_gpu_hours']:.3g} GPU-hours at "
+                  f"{comp['flops_per_gpu'] / 1e12:g} TFLOP/s.</p>"]  # fmt: skip
+    parts += ["<h2>Stage timings</h2>",
+              _table(["stage", "status", "seconds", "rows"],
+                     [[s["name"], s["status"], s["seconds"], s["rows"]] for s in d["stages"]]),
+              _bar([s["name"] for s in d["stages"]], [s["seconds"] for s in d["stages"]],
+                   "seconds per stage"),
+              "</body></html>"]  # fmt: skip
+    return "\n".join(parts)
+
+
+def write_report(out_dir: str | Path) -> tuple[Path, Path]:
+    out = Path(out_dir)
+    data = report_data(out)
+    (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
+    (out / "report.html").write_text(render_html(data), encoding="utf-8")
+    return out / "report.json", out / "report.html"

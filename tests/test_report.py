@@ -1,0 +1,98 @@
+"""The seven-page demo's verdicts, and the run report checked in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def demo_run(spark, cfg, tmp_path_factory):
+    from pipeline.demo import write_demo_warc
+    from pipeline.run import run
+
+    out = tmp_path_factory.mktemp("demo") / "out"
+    warc = write_demo_warc(out.parent / "pages.warc.gz")
+    run(cfg, [str(warc)], out, spark)
+    return out
+
+
+def test_demo_verdicts(demo_run):
+    from pipeline.demo import verdicts
+
+    v = {r["page"]: r for r in verdicts(demo_run)}
+    assert [n for n, r in sorted(v.items()) if r["verdict"] == "kept"] == [1, 7]
+    assert (v[2]["stage"], v[2]["reason"]) == ("lang", "not_kept")
+    assert v[2]["detail"].startswith("fr ")
+    assert v[3]["stage"] == "rules"
+    for rule in ("gopher_quality.short_doc", "gopher_quality.stop_words"):
+        assert rule in v[3]["detail"]
+    assert (v[4]["stage"], v[4]["reason"]) in {("lang", "low_confidence")} or v[4]["stage"] == (
+        "rules"
+    )
+    page1 = "urn:uuid:00000000-0000-0000-0000-000000000001"
+    page7 = "urn:uuid:00000000-0000-0000-0000-000000000007"
+    assert (v[5]["stage"], v[5]["detail"]) == ("exact_dup", f"kept {page1}")
+    assert v[6]["stage"] == "near_dup" and v[6]["detail"].startswith(f"kept {page7}")
+    assert sum(r["verdict"] == "kept" for r in v.values()) == 2
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (.ci/run installs it)")
+        pytest.skip("chromium not installed: apt-get install chromium")
+    return path
+
+
+def test_report_in_headless_chromium(demo_run, tmp_path):
+    browser = _chromium()
+    page = demo_run / "report.html"
+    html = page.read_text(encoding="utf-8")
+    assert "<script" not in html and "<link" not in html and " src=" not in html  # self-contained
+    dom = subprocess.run(
+        [browser, *CHROMIUM_FLAGS, "--enable-logging=stderr", "--v=0", "--dump-dom",
+         page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    console = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert console == [], console
+    manifest = json.loads((demo_run / "manifest.json").read_text())
+    counts = dict(re.findall(r'data-stage="(\w+)">(\d+)<', dom.stdout))
+    rows = {s["name"]: s["rows"] for s in manifest["stages"]}
+    assert int(counts["extract"]) == manifest["counts"]["read"] == rows["extract"]
+    for stage in ("langid", "rules", "quality", "exact_dedup", "near_dedup", "tokenize"):
+        assert int(counts[stage]) == rows[stage], stage
+    assert int(counts["kept"]) == manifest["counts"]["kept"] == 2
+    assert re.search(r"id=\"read\">(\d+)<", dom.stdout).group(1) == "7"
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [browser, *CHROMIUM_FLAGS, "--window-size=1200,2400", f"--screenshot={shot}",
+         page.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_rebuilt_from_a_finished_run(demo_run):
+    from pipeline.cli import main
+
+    before = json.loads((demo_run / "report.json").read_text())
+    (demo_run / "report.json").unlink()
+    (demo_run / "report.html").unlink()
+    assert main(["report", str(demo_run)]) == 0
+    assert json.loads((demo_run / "report.json").read_text()) == before
+    assert (demo_run / "report.html").is_file()
+    data = before
+    assert data["budget"]["total_tokens"] > 0 and len(data["quality"]["scores"]) == 4
+    assert data["duplicates"]["near_cluster_sizes"] == {"1": 1, "2": 1}
