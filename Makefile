@@ -8,7 +8,7 @@ LID := models/lid.176.ftz
 QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 
-.PHONY: setup models run demo test lint bench clean
+.PHONY: setup models run demo test lint bench clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,14 @@ run: setup $(SAMPLE)
 # The seven-page crawl of the seed primer: one verdict per page, "2 of 7 kept", the report.
 demo: setup
 	$(BIN)/curate demo --config conf/default.yaml --output out/demo
+
+# A standalone cluster on 127.0.0.1: a master and two 1-core workers (pids and logs in
+# build/cluster/); cluster-down stops exactly those pids.
+cluster-up: setup
+	$(BIN)/python -m pipeline.cluster up --run-dir build/cluster --workers 2 --port 7077
+
+cluster-down:
+	$(BIN)/python -m pipeline.cluster down --run-dir build/cluster
 
 test: setup
 	$(BIN)/pytest -q

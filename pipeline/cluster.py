@@ -1,0 +1,128 @@
+"""A Spark standalone cluster on this machine: a master and N workers on 127.0.0.1, started
+with the pyspark distribution's own `spark-class`, their pids and logs in a run folder, and
+stopped by exactly those pids.
+
+    python -m pipeline.cluster up   --run-dir build/cluster [--workers 2] [--port 7077]
+    python -m pipeline.cluster down --run-dir build/cluster
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pyspark
+
+SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _start(cmd: list[str], log: Path, env: dict) -> int:
+    fh = open(log, "wb")  # noqa: SIM115 (the child keeps it)
+    proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)  # fmt: skip
+    return proc.pid
+
+
+def cluster_up(
+    run_dir: str | Path, workers: int = 2, cores: int = 1, memory: str = "1g",
+    port: int | None = None, timeout_s: float = 90,
+) -> dict:  # fmt: skip
+    """Start the cluster; returns {"master": url, "ui": url, "pids": [...]} (also written to
+    run_dir/cluster.json). Waits until every worker has registered."""
+    run = Path(run_dir).resolve()
+    run.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "SPARK_LOCAL_IP": HOST, "SPARK_LOG_DIR": str(run),
+           "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}  # fmt: skip
+    port = port or free_port()
+    ui_port = free_port()
+    master = f"spark://{HOST}:{port}"
+    pids = [_start([str(SPARK_CLASS), "org.apache.spark.deploy.master.Master", "--host", HOST,
+                    "--port", str(port), "--webui-port", str(ui_port)],
+                   run / "master.log", env)]  # fmt: skip
+    for i in range(workers):
+        work = run / f"worker-{i}"
+        work.mkdir(exist_ok=True)
+        pids.append(_start([str(SPARK_CLASS), "org.apache.spark.deploy.worker.Worker", master,
+                            "--host", HOST, "--cores", str(cores), "--memory", memory,
+                            "--webui-port", str(free_port()), "--work-dir", str(work)],
+                           run / f"worker-{i}.log", env))  # fmt: skip
+    info = {"master": master, "ui": f"http://{HOST}:{ui_port}", "pids": pids}
+    (run / "cluster.json").write_text(json.dumps(info, indent=2))
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(info["ui"] + "/json/", timeout=2) as r:
+                state = json.load(r)
+            if sum(w.get("state") == "ALIVE" for w in state.get("workers", [])) >= workers:
+                return info
+        except OSError:
+            pass
+        time.sleep(1)
+    cluster_down(run)
+    raise RuntimeError(f"cluster in {run} did not come up in {timeout_s:g} s: see its logs")
+
+
+def cluster_down(run_dir: str | Path) -> None:
+    """Stop exactly the processes cluster_up started (their process groups)."""
+    path = Path(run_dir) / "cluster.json"
+    if not path.is_file():
+        return
+    pids = json.loads(path.read_text())["pids"]
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 20
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
+            except ChildProcessError:
+                pass
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.2)
+        else:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    path.unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("action", choices=["up", "down"])
+    ap.add_argument("--run-dir", default="build/cluster")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--port", type=int, default=7077)
+    args = ap.parse_args(argv)
+    if args.action == "up":
+        info = cluster_up(args.run_dir, args.workers, port=args.port)
+        print(f"master {info['master']}, UI {info['ui']}, pids {info['pids']}")
+    else:
+        cluster_down(args.run_dir)
+        print(f"stopped the cluster of {args.run_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
