@@ -48,9 +48,6 @@ DOC_SCHEMA = pa.schema(
     + REJECT_FIELDS
 )
 
-# The rejection ledger: one row per record not kept.
-LEDGER_COLUMNS = ["doc_id", "url", "stage", "reason", "detail", "crawl_pos", "warc_file"]
-
 
 def spark_schema(schema: pa.Schema):
     """The Spark StructType for an Arrow schema (pyspark imported lazily)."""

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from pipeline.budget import budget_report
 from pipeline.config import Config
+from pipeline.dedup.components import cut_lineage
 from pipeline.mixture.sampling import copies, uniform
 from pipeline.schema import spark_schema
 from pipeline.stages.arrow_batches import map_batches
@@ -101,8 +102,7 @@ def write_mixture(spark: SparkSession, kept: DataFrame, cfg: Config, out: Path) 
         return outr
 
     mixed = rows.mapInArrow(map_batches(draw, mixed_schema), spark_schema(mixed_schema))
-    mixed = mixed.localCheckpoint(eager=True) if not spark.sparkContext.getCheckpointDir() \
-        else mixed.checkpoint(eager=True)  # fmt: skip
+    mixed = cut_lineage(mixed)  # counted, then written: draw the copies once
     after = {
         r["source"]: (int(r["docs"]), int(r["tokens"] or 0), int(r["bytes"] or 0))
         for r in mixed.groupBy("source")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+from pipeline.text.words import WORD_PATTERN
+
 # Word tokens as pipeline.text.words splits them (punctuation dropped), lowercased.
-_WORD = re.compile(r"\w+(?:['’.\-]\w+)*")
+_WORD = re.compile(WORD_PATTERN)
 
 TOKENIZER_VERSION = "words-lower-v1"  # stored in every model: a change must retrain
 

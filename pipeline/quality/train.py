@@ -90,8 +90,8 @@ def _train_naive_bayes(train: DataFrame, cfg: Config) -> NaiveBayesModel:
     pi = nb.pi.toArray()
     votes = {w: float(g - b) for w, g, b in zip(cv.vocabulary, theta[1], theta[0], strict=True)}
     sums = {
-        r["label"]: (int(r["docs"]), int(r["words"] or 0))
-        for r in vec.select("label", F.size("tokens").alias("n"), "features")
+        r["label"]: (int(r["docs"]), int(r["words"]))
+        for r in vec.select("label", "features")
         .rdd.map(lambda r: (r["label"], (1, float(r["features"].values.sum()))))
         .reduceByKey(lambda a, b: (a[0] + b[0], a[1] + b[1]))
         .map(lambda kv: {"label": kv[0], "docs": kv[1][0], "words": kv[1][1]})

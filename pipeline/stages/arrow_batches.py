@@ -26,21 +26,6 @@ def rows_to_batches(
         yield pa.RecordBatch.from_pylist(buf, schema=schema)
 
 
-def map_rows(
-    fn: Callable[[dict], dict], schema: pa.Schema, max_rows: int
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """A `mapInArrow` function applying `fn` to every row, in and out as dicts."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        def rows() -> Iterator[dict]:
-            for batch in batches:
-                yield from (fn(r) for r in batch.to_pylist())
-
-        yield from rows_to_batches(rows(), schema, max_rows)
-
-    return run
-
-
 def map_batches(
     fn: Callable[[list[dict]], list[dict]], schema: pa.Schema
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:

@@ -1,4 +1,4 @@
-"""Word splitting shared by the rule sets (and, later, the classifier and shingling).
+"""Word splitting shared by the rule sets and (its word pattern) the quality classifier.
 
 Words are runs of letters/digits (with inner apostrophes, hyphens and decimal points kept,
 as in "don't", "state-of-the-art", "3.14"), and every run of other non-space characters is a
@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r"\w+(?:['’.\-]\w+)*|[^\w\s]+")
+# A word: letters/digits with inner apostrophes, hyphens and decimal points. The quality
+# classifier's tokens use the same pattern (pipeline/quality/tokens.py).
+WORD_PATTERN = r"\w+(?:['’.\-]\w+)*"
+_TOKEN = re.compile(WORD_PATTERN + r"|[^\w\s]+")
 
 
 def split_words(text: str) -> list[str]:
     """Word and symbol tokens of `text`, in order."""
     return _TOKEN.findall(text)
-
-
-def is_word(token: str) -> bool:
-    """A token with a letter or digit in it (not a run of punctuation or symbols)."""
-    return token[0].isalnum() or token[0] == "_"
