@@ -52,7 +52,7 @@ def split_bounds(path: str, cfg: Config, split: int, nsplits: int) -> tuple[int,
     if split < nsplits - 1:
         with _open(path, cfg, hi) as fh:
             end = find_member_start(fh, hi, size)
-    return start, size if end is None else end
+    return start, -1 if end is None else end  # -1: to the end of the file
 
 
 def read_file_rows(
@@ -81,7 +81,11 @@ def read_file_rows(
         return
     limit = None if end < 0 else end - start
     with stream:
-        for row in iter_warc_rows(stream, index, path, policy, base=start, limit=limit):
+        rows = iter_warc_rows(
+            stream, index, path, policy, base=start, limit=limit,
+            reopen=lambda offset: _open(path, cfg, offset),
+        )  # fmt: skip
+        for row in rows:
             if row["reject_reason"] == "unreadable_file" and cfg.input.on_unreadable == "fail":
                 raise UnreadableInput(
                     f"input {path}: {row['reject_detail']} "

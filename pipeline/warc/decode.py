@@ -205,6 +205,17 @@ def _is_utf8(body: bytes) -> bool:
         return False
 
 
+# C0 control bytes no text page holds (tab, newlines, form feed and ESC, which ISO-2022
+# uses, are allowed). Random binary data has ~10% of them; HTML has none.
+_CONTROL = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+MAX_CONTROL_SHARE = 0.02
+
+
+def control_share(body: bytes, sample: int = 1 << 16) -> float:
+    head = body[:sample]
+    return (len(head) - len(head.translate(None, _CONTROL))) / len(head) if head else 0.0
+
+
 def to_unicode(body: bytes, content_type: str | None) -> tuple[str, str, str]:
     """Decode an HTML body. Returns (text, codec, how) with how in header/bom/meta/detected/utf-8.
 
@@ -218,6 +229,11 @@ def to_unicode(body: bytes, content_type: str | None) -> tuple[str, str, str]:
     ):
         if body.startswith(bom):
             return body.decode(codec, errors="replace"), codec, "bom"
+    share = control_share(body)
+    if share > MAX_CONTROL_SHARE:
+        raise DecodeError(
+            "binary_payload", f"{share:.0%} control bytes in the first 64 KB: not a text page"
+        )
     for how, label in (
         ("header", charset_from_content_type(content_type)),
         ("meta", charset_from_meta(body)),

@@ -8,12 +8,14 @@ breaks mid-way yields one `corrupt_file` row for the unread rest, so nothing van
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
+
+from pipeline.warc.splits import find_record_start
 
 STAGE = "read"
 
@@ -179,24 +181,43 @@ class _CountingReader:
         return self._count(self.stream.readline(self._room(n)))
 
 
-def iter_warc_rows(
+def _block_check(rec: Any, it: ArchiveIterator, errs_before: int) -> str | None:
+    """Why the record's Content-Length is wrong, or None. Reads the rest of the block (warcio
+    would read it anyway to find the next record)."""
+    stream = rec.raw_stream
+    while stream.read(1 << 16):
+        pass
+    missing = getattr(stream, "limit", 0)
+    if missing > 0:
+        return f"the block ends {missing} byte(s) before its Content-Length: record cut short"
+    it.get_record_offset()  # makes warcio look for the blank lines after the block
+    if it.err_count > errs_before:
+        return "the block goes on past its Content-Length (no blank line after it)"
+    return None
+
+
+class _Damage(Exception):
+    """Bytes from `offset` could not be parsed as WARC records."""
+
+    def __init__(self, offset: int, message: str):
+        super().__init__(message)
+        self.offset = offset
+
+
+def _iter_span(
     stream: Any,
     file_index: int,
     path: str,
     policy: RecordPolicy,
-    base: int = 0,
-    limit: int | None = None,
+    base: int,
+    limit: int | None,
+    seen_ids: set[str],
 ) -> Iterator[dict[str, Any]]:
-    """One row per WARC record of `stream`; a broken tail becomes one ledger row.
-
-    `stream` starts at byte `base` of the file (a split, see warc/splits.py) and is read for
-    at most `limit` bytes; offsets in the rows are offsets in the file.
-    """
+    """Rows of the records from byte `base`; raises _Damage where parsing breaks."""
     counted = _CountingReader(stream, limit)
     it = ArchiveIterator(counted)
-    end = 0
+    end = base
     n = 0
-    seen_ids: set[str] = set()
     try:
         for rec in it:
             if n == 0 and base == 0 and rec.format != "warc":
@@ -209,14 +230,19 @@ def iter_warc_rows(
                 )
                 return
             row = _base_row(file_index, path, rec)
+            errs = it.err_count
             try:
                 row = _judge(rec, row, policy)
+                bad_length = _block_check(rec, it, errs)
             except Exception as e:  # a malformed record, not the whole file
-                if row["reject_reason"] is None:
-                    row = _reject(row, "corrupt_record", f"{type(e).__name__}: {e}"[:500])
-            # Only now: warcio reads the record to its end to learn its offset.
-            offset = base + it.get_record_offset()
-            end = offset + (it.get_record_length() or 0)
+                bad_length = f"{type(e).__name__}: {e}"[:500]
+            if bad_length and row["reject_reason"] is None:
+                row = _reject(row, "corrupt_record", bad_length)
+                row["payload"] = None
+            # Only now: warcio has read the record to its end and knows its offset.
+            offset = max(base + it.get_record_offset(), end)
+            # warcio reports a negative length for a single-member gzip file.
+            end = max(offset + (it.get_record_length() or 0), offset)
             _place(row, file_index, path, offset)
             if row["doc_id"] in seen_ids:  # wget has been seen to reuse a WARC-Record-ID
                 row["doc_id"] = f"{row['doc_id']}#{offset}"
@@ -224,38 +250,83 @@ def iter_warc_rows(
             n += 1
             yield row
     except Exception as e:
-        reason = "corrupt_file" if n or base else "unreadable_file"
-        end = max(end, base)
-        detail = f"after {n} record(s), near byte {end}: {type(e).__name__}: {e}"
-        yield file_error_row(file_index, path, reason, detail[:500], offset=end, n=n)
-        return
+        raise _Damage(end, f"{type(e).__name__}: {' '.join(str(e).split())}") from e
     leftover = base + counted.consumed - end
     if n == 0:
-        where = "in the file" if base == 0 else f"from byte {base}"
-        yield file_error_row(
-            file_index,
-            path,
-            "unreadable_file" if base == 0 else "corrupt_file",
-            f"no WARC record {where}",
-            offset=base,
-        )
-    elif leftover > 0 and counted.tail[-min(leftover, 64) :].strip(b"\r\n\x00 "):
-        yield file_error_row(
-            file_index,
-            path,
-            "corrupt_file",
-            f"{leftover} byte(s) after the last complete record (at byte {end}) "
-            "could not be parsed: file truncated or damaged",
-            offset=end,
-            n=n,
-        )
+        if base == 0 and counted.consumed == 0:
+            raise _Damage(0, "the file is empty")
+        raise _Damage(base, "no WARC record " + ("in the file" if base == 0 else "here"))
+    if leftover > 0 and counted.tail[-min(leftover, 64) :].strip(b"\r\n\x00 "):
+        raise _Damage(end, f"{leftover} byte(s) after the last complete record")
+
+
+def iter_warc_rows(
+    stream: Any,
+    file_index: int,
+    path: str,
+    policy: RecordPolicy,
+    base: int = 0,
+    limit: int | None = None,
+    reopen: Callable[[int], Any] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """One row per WARC record of `stream`; each damaged stretch becomes one ledger row.
+
+    `stream` starts at byte `base` of the file (a split, see warc/splits.py) and is read for
+    at most `limit` bytes; offsets in the rows are offsets in the file. Where parsing breaks
+    (a cut gzip member, garbage between records, a wrong Content-Length), `reopen(offset)`,
+    when given, opens the file again so reading resumes at the next record start.
+    """
+    stop = None if limit is None else base + limit
+    seen_ids: set[str] = set()
+    pos = base
+    rows = 0
+    opened: list[Any] = []
+    try:
+        while True:
+            span_limit = None if stop is None else stop - pos
+            try:
+                for row in _iter_span(stream, file_index, path, policy, pos, span_limit, seen_ids):
+                    rows += 1
+                    yield row
+                return
+            except _Damage as d:
+                at = max(d.offset, pos)  # never behind where this span began: progress
+                resume = None
+                if reopen is not None and (stop is None or at + 1 < stop):
+                    with reopen(at + 1) as fh:
+                        resume = find_record_start(fh, at + 1, stop)
+                # A split's end is the next split's first record: the same row either way.
+                upto = resume if resume is not None else stop
+                whole_file = at == 0 and upto is None and rows == 0
+                reason = "unreadable_file" if whole_file else "corrupt_file"
+                detail = (
+                    f"not a WARC file: {d}"
+                    if reason == "unreadable_file"
+                    else f"bytes {at} to the end are not WARC records ({d}): "
+                    "file truncated or damaged"
+                    if upto is None
+                    else f"bytes {at} to {upto} are not WARC records ({d}); "
+                    f"reading resumed at byte {upto}"
+                )
+                rows += 1
+                yield file_error_row(file_index, path, reason, detail[:500], offset=at)
+                if resume is None:
+                    return
+                stream = reopen(resume)  # type: ignore[misc]
+                opened.append(stream)
+                pos = resume
+    finally:
+        for fh in opened:
+            fh.close()
 
 
 def file_error_row(
-    file_index: int, path: str, reason: str, detail: str, offset: int = 0, n: int = 0
+    file_index: int, path: str, reason: str, detail: str, offset: int = 0
 ) -> dict[str, Any]:
-    """A ledger row for a file (or its unreadable rest) that yielded no further records."""
-    doc_id = "file:" + hashlib.sha1(f"{path}\x00{offset}\x00{n}".encode()).hexdigest()
+    """A ledger row for a file, or a stretch of it, that yielded no records. Its id and
+    position depend on the file and the offset only, so any split of the file gives the
+    same row."""
+    doc_id = "file:" + hashlib.sha1(f"{path}\x00{offset}".encode()).hexdigest()
     return {
         "doc_id": doc_id,
         "url": path,
@@ -264,7 +335,7 @@ def file_error_row(
         "warc_type": "",
         "warc_file": path,
         "warc_offset": offset,
-        "crawl_pos": crawl_pos(file_index, offset) + (1 if n else 0),
+        "crawl_pos": crawl_pos(file_index, offset),
         "http_status": None,
         "content_type": None,
         "transfer_encoding": None,

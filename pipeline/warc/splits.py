@@ -9,11 +9,16 @@ so split 0 reads it all and the other splits are empty.
 
 from __future__ import annotations
 
+import re
 import zlib
+from collections.abc import Callable
 from typing import BinaryIO
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _WINDOW = 1 << 16
+_MAGIC_RE = re.compile(re.escape(GZIP_MAGIC))
+_RECORD_RE = re.compile(re.escape(GZIP_MAGIC) + rb"|WARC/1\.[01]\r?\n")
+_MAX_PATTERN = 11  # longest match of either pattern
 
 
 def is_warc_member(data: bytes) -> bool:
@@ -26,10 +31,16 @@ def is_warc_member(data: bytes) -> bool:
     return head.startswith(b"WARC/1.") and b"\n" in head
 
 
-def find_member_start(stream: BinaryIO, start: int, stop: int) -> int | None:
-    """First offset in [start, stop) where a WARC record's gzip member begins.
+def _scan(
+    stream: BinaryIO,
+    start: int,
+    stop: int | None,
+    pattern: re.Pattern,
+    accept: Callable[[bytes], bool],
+) -> int | None:
+    """First offset in [start, stop) where `pattern` matches and `accept(window)` agrees.
 
-    `stream` is positioned at `start`; None when no record begins in the range.
+    `stream` is positioned at `start`; reads forward in windows, never the whole file.
     """
     buf = b""
     pos = 0  # next index of buf to search; buf[0] is at absolute offset `start`
@@ -39,20 +50,46 @@ def find_member_start(stream: BinaryIO, start: int, stop: int) -> int | None:
             data = stream.read(_WINDOW)
             eof = not data
             buf += data
-        j = buf.find(GZIP_MAGIC, pos)
-        if j >= 0 and start + j >= stop:
+        m = pattern.search(buf, pos)
+        j = m.start() if m else -1
+        if j >= 0 and stop is not None and start + j >= stop:
             return None
         if j < 0:
             if eof:
                 return None
-            j = max(pos, len(buf) - len(GZIP_MAGIC) + 1)  # keep a possible partial magic
+            j = max(pos, len(buf) - _MAX_PATTERN + 1)  # keep a possible partial match
             start, buf, pos = start + j, buf[j:], 0
             continue
-        if is_warc_member(buf[j : j + _WINDOW]):
+        if accept(buf[j : j + _WINDOW]):
             return start + j
         pos = j + 1
         if pos > 4 * _WINDOW:  # drop what has been searched
             start, buf, pos = start + pos, buf[pos:], 0
+
+
+def find_member_start(stream: BinaryIO, start: int, stop: int) -> int | None:
+    """First offset in [start, stop) where a WARC record's gzip member begins.
+
+    `stream` is positioned at `start`; None when no record begins in the range.
+    """
+    return _scan(stream, start, stop, _MAGIC_RE, is_warc_member)
+
+
+def is_plain_record(data: bytes) -> bool:
+    """Does an uncompressed WARC record header start at data[0]?"""
+    return data.startswith(b"WARC/1.") and b"WARC-Type:" in data[:4096]
+
+
+def find_record_start(stream: BinaryIO, start: int, stop: int | None) -> int | None:
+    """First offset in [start, stop) where a WARC record begins, gzipped or plain: where
+    reading resumes after damage."""
+    return _scan(
+        stream,
+        start,
+        stop,
+        _RECORD_RE,
+        lambda w: is_warc_member(w) if w.startswith(GZIP_MAGIC) else is_plain_record(w),
+    )
 
 
 def split_range(size: int, split: int, nsplits: int) -> tuple[int, int]:
