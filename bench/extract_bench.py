@@ -92,7 +92,7 @@ def single_process(warc: Path, cfg, settings: ExtractConf) -> tuple[float, dict[
     t0 = time.perf_counter()
     with open(warc, "rb") as fh:
         for row in iter_warc_rows(fh, 0, str(warc), policy):
-            out = process_record(row, settings, cfg.read.max_decoded_bytes)
+            out = process_record(row, settings, cfg.read)
             if out["text"]:
                 texts[out["url"]] = out["text"]
     return time.perf_counter() - t0, texts

@@ -43,7 +43,7 @@ def time_extract(rows: list[dict], cfg: Config) -> tuple[float, list[str]]:
     t = time.perf_counter()
     texts = []
     for r in rows:
-        doc = process_record(r, cfg.extract, cfg.read.max_decoded_bytes)
+        doc = process_record(r, cfg.extract, cfg.read)
         if doc["text"]:
             texts.append(doc["text"])
     return time.perf_counter() - t, texts

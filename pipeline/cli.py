@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--output", default="out/demo", metavar="DIR")
     e = sub.add_parser("quality-examples", help="write the example good/bad training texts")
     e.add_argument("--output", required=True, metavar="DIR")  # fmt: skip
+    b = sub.add_parser("broken-warcs", help="write the broken WARC cases the reliability tests use")
+    b.add_argument("--output", required=True, metavar="DIR")
     return p
 
 
@@ -176,6 +178,12 @@ def main(argv: list[str] | None = None) -> int:
 
         good, bad = write_examples(args.output)
         print(f"wrote {good} and {bad}")
+        return 0
+    if args.command == "broken-warcs":
+        from pipeline.warc.broken import write_broken_inputs
+
+        for case in write_broken_inputs(args.output):
+            print(f"{case.name:22} {case.path}  expects {', '.join(sorted(case.reasons)) or '-'}")
         return 0
     if args.command == "fetch-lid":
         from pipeline.models import fetch_lid

@@ -50,6 +50,9 @@ class ReadConf(_Section):
     max_record_bytes: int = Field(10_000_000, ge=1024)
     # Decoded (decompressed) payload bound: defuses gzip/brotli bombs.
     max_decoded_bytes: int = Field(20_000_000, ge=1024)
+    # Share of C0 control bytes in a payload's first 64 KB above which it is binary, not a
+    # page (random bytes hold ~10%, text none): rejected as decode:binary_payload.
+    max_control_share: float = Field(0.02, ge=0, le=1)
     html_content_types: list[str] = Field(
         default_factory=lambda: ["text/html", "application/xhtml+xml"]
     )

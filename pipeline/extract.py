@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import trafilatura
 
-from pipeline.config import ExtractConf
+from pipeline.config import ExtractConf, ReadConf
 
 log = logging.getLogger(__name__)
 _warned = False
@@ -66,7 +66,7 @@ def extract_text(html: str, url: str, s: ExtractConf) -> str | None:
         )
 
 
-def process_record(row: dict, s: ExtractConf, max_decoded_bytes: int) -> dict:
+def process_record(row: dict, s: ExtractConf, read: ReadConf) -> dict:
     """Decode a candidate's payload and extract its text; reject it with a reason otherwise.
 
     Takes a read-stage row (with `payload`), returns a document row (with `text`, `charset`).
@@ -84,9 +84,9 @@ def process_record(row: dict, s: ExtractConf, max_decoded_bytes: int) -> dict:
             row["payload"] or b"",
             row.get("transfer_encoding"),
             row.get("content_encoding"),
-            max_decoded_bytes,
+            read.max_decoded_bytes,
         )
-        html, codec, how = to_unicode(body, row.get("content_type"))
+        html, codec, how = to_unicode(body, row.get("content_type"), read.max_control_share)
     except DecodeError as e:
         return _reject(out, "decode", e.reason, e.detail)
     out["charset"] = f"{codec} ({how})"

@@ -3,11 +3,15 @@
 import gzip
 from pathlib import Path
 
-from pipeline.config import ExtractConf
+from pipeline.config import ExtractConf, ReadConf
 from pipeline.extract import process_record
 from pipeline.sample import ARTICLE_RIVER, page
 
 SETTINGS = ExtractConf()
+
+
+def _read(max_decoded_bytes: int) -> ReadConf:
+    return ReadConf(max_decoded_bytes=max_decoded_bytes)
 
 
 def candidate(
@@ -27,7 +31,7 @@ def candidate(
 
 
 def test_article_text_is_extracted_without_boilerplate():
-    out = process_record(candidate(page(ARTICLE_RIVER, "Rivers").encode()), SETTINGS, 10**7)
+    out = process_record(candidate(page(ARTICLE_RIVER, "Rivers").encode()), SETTINGS, _read(10**7))
     assert out["reject_reason"] is None
     assert "A river is never finished with its valley." in out["text"]
     assert "Privacy policy" not in out["text"] and "Copyright" not in out["text"]
@@ -36,41 +40,41 @@ def test_article_text_is_extracted_without_boilerplate():
 
 def test_gzip_payload_decoded_before_extraction():
     raw = gzip.compress(page(ARTICLE_RIVER, "Rivers").encode())
-    out = process_record(candidate(raw, ce="gzip"), SETTINGS, 10**7)
+    out = process_record(candidate(raw, ce="gzip"), SETTINGS, _read(10**7))
     assert "herons wait for fish" in out["text"]
 
 
 def test_navigation_only_page_is_extract_empty():
-    out = process_record(candidate(page("", "Menu").encode()), SETTINGS, 10**7)
+    out = process_record(candidate(page("", "Menu").encode()), SETTINGS, _read(10**7))
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_empty")
 
 
 def test_timeout_goes_to_ledger():
     slow = ExtractConf(timeout_s=0.0005)
     big = page(ARTICLE_RIVER * 200, "Rivers").encode()
-    out = process_record(candidate(big), slow, 10**8)
+    out = process_record(candidate(big), slow, _read(10**8))
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_timeout")
     # the alarm is disarmed afterwards: a normal extraction still works
-    ok = process_record(candidate(page(ARTICLE_RIVER, "R").encode()), SETTINGS, 10**7)
+    ok = process_record(candidate(page(ARTICLE_RIVER, "R").encode()), SETTINGS, _read(10**7))
     assert ok["reject_reason"] is None
 
 
 def test_bomb_goes_to_ledger_as_decode():
     bomb = gzip.compress(b"<p>" + b"a" * 30_000_000)
-    out = process_record(candidate(bomb, ce="gzip"), SETTINGS, 1_000_000)
+    out = process_record(candidate(bomb, ce="gzip"), SETTINGS, _read(1_000_000))
     assert (out["reject_stage"], out["reject_reason"]) == ("decode", "decompression_bomb")
 
 
 def test_deep_nesting_does_not_crash():
     html = "<div>" * 100_000 + "text" + "</div>" * 100_000
-    out = process_record(candidate(html.encode()), SETTINGS, 10**8)
+    out = process_record(candidate(html.encode()), SETTINGS, _read(10**8))
     assert out["reject_reason"] in (None, "extract_empty", "extract_error")
 
 
 def test_upstream_rejections_pass_through():
     row = candidate(b"")
     row.update(reject_stage="read", reject_reason="not_html", reject_detail="image/png")
-    out = process_record(row, SETTINGS, 10**7)
+    out = process_record(row, SETTINGS, _read(10**7))
     assert out["reject_reason"] == "not_html" and out["text"] is None
 
 
@@ -81,7 +85,8 @@ def test_real_news_page(shared_data):
     truth = json.loads((root / "ground-truth.json").read_text())
     sha, item = sorted(truth.items())[0]
     html = Path(root / "html" / f"{sha}.html").read_bytes()
-    out = process_record(candidate(html, ctype="text/html", url=item["url"]), SETTINGS, 10**8)
+    row = candidate(html, ctype="text/html", url=item["url"])
+    out = process_record(row, SETTINGS, _read(10**8))
     assert out["reject_reason"] is None
     first_words = " ".join(item["articleBody"].split()[:8])
     assert first_words[:30] in " ".join(out["text"].split())

@@ -21,5 +21,5 @@ def read_and_extract(
     spark: SparkSession, files: list[str], cfg: Config, splits_per_file: int
 ) -> DataFrame:
     """DOC_SCHEMA rows for every record of `files`; decode/extract failures are rejections."""
-    extract = partial(process_record, s=cfg.extract, max_decoded_bytes=cfg.read.max_decoded_bytes)
+    extract = partial(process_record, s=cfg.extract, read=cfg.read)
     return read_warcs(spark, files, cfg, splits_per_file, then=extract, schema=DOC_SCHEMA)

@@ -3,7 +3,7 @@ damaged storage break WARCs. The reliability tests run every case through the pi
 check that the run completes, the damage is in the ledger with its reason, the good records
 beside it are still processed, and `read == kept + rejected`.
 
-`curate broken-warcs DIR` writes them for a look by hand.
+`curate broken-warcs --output DIR` writes them for a look by hand.
 """
 
 from __future__ import annotations
@@ -227,6 +227,17 @@ def _lying_charset(d: Path) -> Case:
     return Case("lying_charset", path, set(), [a[0], rid, b[0]])
 
 
+def _hostile_names(d: Path) -> Case:
+    """Good pages whose URL and headers try to become a path: never used as a file name."""
+    r = _Records("hostile_names")
+    body = page(ARTICLE_BREAD + "<p>Names that are paths.</p>", "hostile").encode()
+    headers = [("Content-Type", HTML), ("Content-Disposition", 'attachment; filename="../../x"')]
+    a = r.response(body, headers, url="https://evil.example.org/../../../etc/passwd")
+    b = r.response(body + b" ", headers, url="https://evil.example.org/%2e%2e/%2e%2e/etc/shadow")
+    path = _write(d / "hostile_names.warc.gz", [a[1], b[1]])
+    return Case("hostile_names", path, set(), [a[0], b[0]])
+
+
 def _bomb(d: Path, encoding: str) -> Case:
     name = f"{encoding}_bomb"
     r = _Records(name)
@@ -282,6 +293,7 @@ CASES: list[Callable[[Path], Case]] = [
     _deep_nesting,
     _invalid_utf8,
     _lying_charset,
+    _hostile_names,
     lambda d: _bomb(d, "gzip"),
     lambda d: _bomb(d, "br"),
     _empty_file,

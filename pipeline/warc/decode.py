@@ -216,7 +216,9 @@ def control_share(body: bytes, sample: int = 1 << 16) -> float:
     return (len(head) - len(head.translate(None, _CONTROL))) / len(head) if head else 0.0
 
 
-def to_unicode(body: bytes, content_type: str | None) -> tuple[str, str, str]:
+def to_unicode(
+    body: bytes, content_type: str | None, max_control_share: float = MAX_CONTROL_SHARE
+) -> tuple[str, str, str]:
     """Decode an HTML body. Returns (text, codec, how) with how in header/bom/meta/detected/utf-8.
 
     The order is a browser's: byte-order mark, HTTP header, `<meta>`, then detection. A declared
@@ -230,7 +232,7 @@ def to_unicode(body: bytes, content_type: str | None) -> tuple[str, str, str]:
         if body.startswith(bom):
             return body.decode(codec, errors="replace"), codec, "bom"
     share = control_share(body)
-    if share > MAX_CONTROL_SHARE:
+    if share > max_control_share:
         raise DecodeError(
             "binary_payload", f"{share:.0%} control bytes in the first 64 KB: not a text page"
         )

@@ -1,0 +1,139 @@
+"""Broken inputs (pipeline/warc/broken.py), each through the read, decode and extract path in
+plain Python and all of them through the whole pipeline on Spark: the run completes, each
+break is in the ledger with its reason, the good records beside it go on, and
+read == kept + rejected."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.extract import process_record
+from pipeline.inputs import expand_inputs
+from pipeline.stages.read import UnreadableInput, read_file_rows
+from pipeline.warc.broken import write_broken_inputs
+
+
+@pytest.fixture(scope="module")
+def bcfg(cfg):
+    c = cfg.model_copy(deep=True)
+    c.input.http_retries = 0  # the refused URL: fail fast
+    c.input.http_timeout_s = 5
+    c.input.on_unreadable = "record"
+    return c
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    return write_broken_inputs(tmp_path_factory.mktemp("broken"))
+
+
+def _rows(path: str, cfg, nsplits: int) -> list[dict]:
+    """The rows of every split of `path`, after decode and extract."""
+    return [
+        process_record(r, cfg.extract, cfg.read)
+        for k in range(nsplits)
+        for r in read_file_rows(0, path, cfg, k, nsplits)
+    ]
+
+
+def _key(row: dict) -> tuple:
+    return row["doc_id"], row["warc_offset"], row["reject_stage"], row["reject_reason"]
+
+
+def test_each_case_is_ledgered_and_its_good_records_go_on(cases, bcfg):
+    for case in cases:
+        files = expand_inputs([case.path], bcfg.input.listing_prefix)
+        whole = [r for f in files for r in _rows(f, bcfg, 1)]
+        got = {f"{r['reject_stage']}:{r['reject_reason']}" for r in whole if r["reject_reason"]}
+        assert case.reasons <= got, (case.name, got)
+        if not case.reasons:  # invalid UTF-8, a lying charset: read as well as they can be
+            assert not got, (case.name, got)
+        passed = {r["doc_id"] for r in whole if r["reject_reason"] is None}
+        assert set(case.good) <= passed, (case.name, set(case.good) - passed)
+        for r in whole:
+            if r["reject_reason"]:
+                assert r["reject_detail"] is not None, (case.name, r)
+        # Three byte-range splits give the very same rows as one whole read.
+        split = [r for f in files for r in _rows(f, bcfg, 3)]
+        assert sorted(map(_key, split), key=str) == sorted(map(_key, whole), key=str), case.name
+
+
+def test_a_lying_charset_is_seen_through(cases, bcfg):
+    (case,) = [c for c in cases if c.name == "lying_charset"]
+    rows = {r["doc_id"]: r for r in _rows(case.path, bcfg, 1)}
+    lied = rows[case.good[1]]
+    assert "Река" in lied["text"] and "utf-8" not in lied["charset"]
+
+
+def test_damage_details_say_where_and_what(cases, bcfg):
+    by_name = {c.name: c for c in cases}
+    garbage = _rows(by_name["garbage_between"].path, bcfg, 1)
+    (bad,) = [r for r in garbage if r["reject_reason"] == "corrupt_file"]
+    assert "not WARC records" in bad["reject_detail"]
+    assert "reading resumed at byte" in bad["reject_detail"]
+    (empty,) = _rows(by_name["zero_bytes"].path, bcfg, 1)
+    assert "empty" in empty["reject_detail"]
+    (missing,) = _rows(expand_inputs([by_name["missing_in_listing"].path], "")[0], bcfg, 1)
+    assert "does-not-exist.warc.gz" in missing["reject_detail"]
+    (refused,) = _rows(by_name["refused_url"].path, bcfg, 1)
+    assert "refused" in refused["reject_detail"].lower()
+
+
+def test_unopenable_input_can_fail_the_run_naming_the_path(cases, bcfg):
+    strict = bcfg.model_copy(deep=True)
+    strict.input.on_unreadable = "fail"
+    for name in ("zero_bytes", "not_a_warc", "refused_url", "missing_in_listing"):
+        (case,) = [c for c in cases if c.name == name]
+        (path,) = expand_inputs([case.path], "")
+        with pytest.raises(UnreadableInput, match="on_unreadable") as e:
+            list(read_file_rows(0, path, strict))
+        assert path in str(e.value)
+
+
+@pytest.mark.spark
+def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
+    from pipeline.run import run
+
+    out = tmp_path / "out"
+    manifest = run(bcfg, [c.path for c in cases], out, spark)
+    c = manifest["counts"]
+    assert c["read"] == c["kept"] + sum(c["rejected"].values())
+    ledger = pq.read_table(out / "rejected").to_pylist()
+    data = pq.read_table(out / "data").to_pylist()
+    assert c["kept"] == len(data) and sum(c["rejected"].values()) == len(ledger)
+    reasons: dict[str, set[str]] = defaultdict(set)
+    for r in ledger:
+        reasons[r["warc_file"]].add(f"{r['stage']}:{r['reason']}")
+    extracted = pq.read_table(out / "_stages" / "extract").to_pylist()
+    got_through = {r["doc_id"] for r in extracted if r["reject_reason"] is None}
+    for case in cases:
+        files = expand_inputs([case.path], "")
+        seen = set().union(*(reasons[_resolved(f)] for f in files))
+        assert case.reasons <= seen, (case.name, seen)
+        assert set(case.good) <= got_through, case.name
+    # Output file names come from the pipeline, never from URLs or record headers.
+    for p in out.rglob("*"):
+        rel = p.relative_to(out).as_posix()
+        assert _OUTPUT_NAME.fullmatch(rel), rel
+
+
+# Every name a run writes: fixed names, Spark part files, numbered shards, language folders.
+_OUTPUT_NAME = re.compile(
+    r"(manifest\.json|report\.(html|json)|budget\.json"
+    r"|(data|rejected|shards|tokens|_stages(/[a-z_]+)?)"
+    r"(/lang=[A-Za-z_]+)?"
+    r"(/(_SUCCESS|\._SUCCESS\.crc|_STAGE\.json|index\.json|shard-\d+\.(parquet|bin|idx)"
+    r"|\.?part-\d+-[0-9a-f-]{36}-c000(\.[a-z]+)?\.parquet(\.crc)?))?)"
+)
+
+
+def _resolved(path: str) -> str:
+    from pathlib import Path
+
+    from pipeline.streams import is_url
+
+    return path if is_url(path) else str(Path(path).resolve())
