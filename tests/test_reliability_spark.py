@@ -1,0 +1,165 @@
+"""Determinism and a killed driver, on a few hundred synthetic pages with duplicates.
+
+The same input with 1, 2 and 7 partitions, and twice, gives identical documents, ledger and
+counts (compared sorted by id) and byte-identical shard files; a driver killed mid-run and
+started again with the same command resumes from the stages it completed and ends with the
+same output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from pipeline.warc.corpus import synthetic_pages, with_duplicates, write_pages_warc
+
+pytestmark = pytest.mark.spark
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> list[str]:
+    """Two WARC files: 300 pages plus 15% duplicates (half exact, half edited)."""
+    d = tmp_path_factory.mktemp("corpus")
+    pages = with_duplicates(synthetic_pages(300, seed=5), share=0.15, seed=5)
+    half = len(pages) // 2
+    a, b = d / "crawl-0.warc.gz", d / "crawl-1.warc.gz"
+    write_pages_warc(a, pages[:half], tag="a")
+    write_pages_warc(b, pages[half:], tag="b")
+    return [str(a), str(b)]
+
+
+@pytest.fixture(scope="module")
+def base_cfg(cfg):
+    c = cfg.model_copy(deep=True)
+    c.output.data_files = 2  # shard assignment then does not depend on the partitioning
+    return c
+
+
+def _run(spark, cfg, inputs, out: Path, partitions: int | None = None) -> Path:
+    from pipeline.run import run
+
+    c = cfg.model_copy(deep=True)
+    key = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(key)
+    if partitions:
+        c.read.splits_per_file = partitions
+        spark.conf.set(key, str(partitions))
+    try:
+        run(c, inputs, out, spark)
+    finally:
+        spark.conf.set(key, before)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(spark, base_cfg, corpus, tmp_path_factory) -> Path:
+    return _run(spark, base_cfg, corpus, tmp_path_factory.mktemp("reference") / "out")
+
+
+def _content(out: Path) -> dict:
+    """Everything a run publishes, in an order that does not depend on partitioning."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    data = pq.read_table(out / "data").to_pylist()
+    ledger = pq.read_table(out / "rejected").to_pylist()
+    return {
+        "data": sorted(data, key=lambda d: d["id"]),
+        "ledger": sorted(ledger, key=lambda r: (r["doc_id"], r["stage"])),
+        "counts": manifest["counts"],
+        "tokens": manifest["tokens"],
+        "rule_failures": manifest["rule_failures"],
+        "languages": manifest["languages"],
+    }
+
+
+def _spark_parquet(path: Path) -> tuple[bytes, list]:
+    """A Spark-written Parquet file's data pages, byte for byte, and its footer. parquet-mr
+    lists each column chunk's encodings from a hash set, in an order that differs between
+    JVMs (not between runs in one JVM), so that list is compared as a set."""
+    raw = path.read_bytes()
+    footer = int.from_bytes(raw[-8:-4], "little")
+    meta = pq.ParquetFile(path).metadata
+    chunks = [
+        {**meta.row_group(g).column(c).to_dict(), "encodings": sorted(
+            meta.row_group(g).column(c).encodings)}
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+    ]  # fmt: skip
+    return raw[: len(raw) - 8 - footer], [meta.metadata, meta.num_rows, chunks]
+
+
+def _shard_bytes(out: Path) -> dict[str, object]:
+    """Every shard file, keyed by a name without Spark's per-write UUID: byte for byte, but
+    for the order of one footer list in Spark's files (see _spark_parquet)."""
+    files: dict[str, object] = {}
+    for p in sorted((out / "data").rglob("part-*.parquet")):
+        part = p.name.split("-")[1]
+        files[f"{p.parent.relative_to(out)}/part-{part}"] = _spark_parquet(p)
+    for sub in ("shards", "tokens"):
+        for p in sorted((out / sub).iterdir()):
+            files[f"{sub}/{p.name}"] = p.read_bytes()
+    return files
+
+
+def test_corpus_has_work_for_every_stage(reference):
+    c = _content(reference)["counts"]
+    assert c["read"] == 345 and c["read"] == c["kept"] + sum(c["rejected"].values())
+    assert c["kept"] > 150
+    for reason in ("exact_dup:duplicate", "near_dup:duplicate"):
+        assert c["rejected"].get(reason, 0) > 0, (reason, c["rejected"])
+
+
+@pytest.mark.parametrize("partitions", [1, 2, 7])
+def test_same_output_whatever_the_partitioning(
+    partitions, spark, base_cfg, corpus, reference, tmp_path
+):
+    out = _run(spark, base_cfg, corpus, tmp_path / "out", partitions)
+    assert _content(out) == _content(reference)
+    assert _shard_bytes(out) == _shard_bytes(reference)
+
+
+def test_same_output_twice(spark, base_cfg, corpus, reference, tmp_path):
+    out = _run(spark, base_cfg, corpus, tmp_path / "out")
+    assert _content(out) == _content(reference)
+    assert _shard_bytes(out) == _shard_bytes(reference)
+
+
+def _curate(config: Path, corpus: list[str], out: Path) -> subprocess.Popen:
+    cmd = [str(Path(sys.executable).parent / "curate"), "run", "--config", str(config),
+           "--input", *corpus, "--output", str(out)]  # fmt: skip
+    log = open(out.parent / f"driver-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # fmt: skip
+
+
+def test_killed_driver_resumes_from_completed_stages(base_cfg, corpus, reference, tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump(base_cfg.model_dump(mode="json")))
+    out = tmp_path / "out"
+    proc = _curate(config, corpus, out)
+    marker = out / "_stages" / "langid" / "_STAGE.json"
+    deadline = time.monotonic() + 300
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    assert marker.exists(), "langid never completed"
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and its Python workers
+    proc.wait()
+    assert not (out / "manifest.json").exists()
+
+    again = _curate(config, corpus, out)
+    assert again.wait(timeout=600) == 0
+    stages = {s["name"]: s["status"] for s in json.loads((out / "manifest.json").read_text())
+              ["stages"]}  # fmt: skip
+    assert stages["extract"] == stages["langid"] == "reused", stages
+    assert _content(out) == _content(reference)
+    assert _shard_bytes(out) == _shard_bytes(reference)
