@@ -61,7 +61,7 @@ def cluster_up(
                             "--host", HOST, "--cores", str(cores), "--memory", memory,
                             "--webui-port", str(free_port()), "--work-dir", str(work)],
                            run / f"worker-{i}.log", env))  # fmt: skip
-    info = {"master": master, "ui": f"http://{HOST}:{ui_port}", "pids": pids}
+    info = {"master": master, "ui": f"http://{HOST}:{ui_port}", "pids": pids, "run_dir": str(run)}
     (run / "cluster.json").write_text(json.dumps(info, indent=2))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

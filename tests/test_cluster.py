@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -66,4 +68,53 @@ def test_spark_submit_on_standalone_cluster_matches_local(
     assert proc.returncode == 0, proc.stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["spark"]["master"] == cluster["master"]
+    assert _outputs(out) == _outputs(local)
+
+
+def _submit(cluster: dict, pyfiles: str, inputs: list[str], out: Path) -> list[str]:
+    return [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master", cluster["master"],
+        "--py-files", pyfiles,
+        "--conf", "spark.ui.enabled=false",
+        str(ROOT / "jobs" / "curate.py"),
+        "--config", str(ROOT / "conf" / "cluster.yaml"),
+        "--input", *inputs,
+        "--output", str(out),
+    ]  # fmt: skip
+
+
+def _running_tasks(worker_dir: Path, old_apps: set[Path]) -> bool:
+    """Has an executor of a new application under this worker started a task?"""
+    return any("Running task" in p.read_text(errors="replace")
+               for app in set(worker_dir.glob("app-*")) - old_apps
+               for p in app.glob("*/stderr"))  # fmt: skip
+
+
+# Last in the module: it leaves the cluster one worker short.
+def test_job_survives_a_killed_worker(cluster, spark, cfg, tmp_path):
+    from pipeline.run import run
+    from pipeline.warc.corpus import synthetic_pages, with_duplicates, write_pages_warc
+
+    warc = tmp_path / "crawl.warc.gz"
+    write_pages_warc(warc, with_duplicates(synthetic_pages(240, seed=11), seed=11))
+    local = tmp_path / "local"
+    run(cfg, [str(warc)], local, spark)
+    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
+    out = tmp_path / "cluster"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    log = open(tmp_path / "driver.log", "wb")  # noqa: SIM115
+    run_dir = Path(cluster["run_dir"])
+    old_apps = set((run_dir / "worker-1").glob("app-*"))
+    proc = subprocess.Popen(_submit(cluster, pyfiles, [str(warc)], out), cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    victim = cluster["pids"][2]  # the second worker's JVM (pids: master, worker 0, worker 1)
+    deadline = time.monotonic() + 300
+    while not _running_tasks(run_dir / "worker-1", old_apps) and time.monotonic() < deadline:
+        assert proc.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
+        time.sleep(0.1)
+    os.kill(victim, signal.SIGKILL)
+    os.waitpid(victim, 0)  # cluster_up started it: it is this process's child
+    assert proc.wait(timeout=900) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+    assert "lost" in (tmp_path / "driver.log").read_text().lower()  # Spark saw it go
     assert _outputs(out) == _outputs(local)
