@@ -53,16 +53,7 @@ def test_spark_submit_on_standalone_cluster_matches_local(
     # the package goes to the executors as a zip; models travel with SparkFiles
     pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
     out = tmp_path / "cluster"
-    cmd = [
-        str(Path(sys.executable).parent / "spark-submit"),
-        "--master", cluster["master"],
-        "--py-files", pyfiles,
-        "--conf", "spark.ui.enabled=false",
-        str(ROOT / "jobs" / "curate.py"),
-        "--config", str(ROOT / "conf" / "cluster.yaml"),
-        "--input", str(sample_warc),
-        "--output", str(out),
-    ]  # fmt: skip
+    cmd = _submit(cluster, pyfiles, [str(sample_warc)], out)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
