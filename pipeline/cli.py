@@ -117,10 +117,10 @@ def _run(args: argparse.Namespace) -> int:
         inputs = args.input or cfg.input.paths
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
-        expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
-        from pipeline.stages.langid import lid_model_path
+        files = expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
+        from pipeline.preflight import check_run
 
-        lid_model_path(cfg)
+        check_run(cfg, files, args.output)
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2

@@ -4,6 +4,9 @@ The bound uses SIGALRM (`setitimer`), which interrupts pure-Python work and the 
 that return to the interpreter between elements; it needs the main thread, which is where
 Spark's Python worker and the CLI run user code. Outside the main thread extraction runs
 unbounded and says so once in the log.
+
+Untrusted HTML: trafilatura parses with lxml's HTMLParser, whose defaults load nothing from
+the network (no_network) and do not expand DTD entities; tests/test_security.py holds that.
 """
 
 from __future__ import annotations

