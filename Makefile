@@ -8,7 +8,7 @@ LID := models/lid.176.ftz
 QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 
-.PHONY: setup models run demo test lint bench clean cluster-up cluster-down
+.PHONY: setup models run demo test lint bench bench-e2e clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,21 @@ bench: setup
 	$(BIN)/python bench/quality_bench.py
 	$(BIN)/python bench/dedup_bench.py
 	$(BIN)/python bench/tokens_bench.py
+
+# Ours against datatrove on the same WARC and cores (bench/e2e_bench.py). datatrove pins
+# trafilatura<1.12; the anchor gets our trafilatura (and its parsers) so both sides run the
+# same extractor and the comparison is of the pipelines (README: the e2e benchmark).
+ANCHOR := bench/.venv-anchor
+$(ANCHOR)/bin/datatrove-ready: bench/requirements-anchor.txt requirements.lock
+	$(PY) -m venv $(ANCHOR)
+	$(ANCHOR)/bin/pip install --quiet --upgrade pip
+	$(ANCHOR)/bin/pip install --quiet -r bench/requirements-anchor.txt
+	$(ANCHOR)/bin/pip install --quiet --no-deps $$(grep -iE \
+		'^(trafilatura|htmldate|justext|courlan|lxml|lxml_html_clean)==' requirements.lock)
+	@touch $@
+
+bench-e2e: setup $(ANCHOR)/bin/datatrove-ready
+	$(BIN)/python bench/e2e_bench.py --anchor-python $(ANCHOR)/bin/python $(ARGS)
 
 clean:
 	rm -rf build out bench/work

@@ -11,9 +11,11 @@ the network (no_network) and do not expand DTD entities; tests/test_security.py 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import signal
 import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 
 import trafilatura
@@ -73,15 +75,50 @@ def process_record(row: dict, s: ExtractConf, read: ReadConf) -> dict:
     """Decode a candidate's payload and extract its text; reject it with a reason otherwise.
 
     Takes a read-stage row (with `payload`), returns a document row (with `text`, `charset`).
-    Rows already rejected upstream pass through unchanged.
+    Rows already rejected upstream pass through unchanged. A payload byte-identical to one
+    this worker process has already seen (a mirror, a re-crawl) is not decoded and extracted
+    again: its outcome is taken from the cache (see _outcome).
     """
-    from pipeline.warc.decode import DecodeError, decode_body, to_unicode
-
     out = {k: v for k, v in row.items() if k not in _DROPPED}
     out.setdefault("charset", None)
     out.setdefault("text", None)
     if row.get("reject_reason") is not None:
         return out
+    charset, text, rejected = _outcome(row, s, read)
+    out["charset"] = charset
+    if rejected:
+        return _reject(out, *rejected)
+    out["text"] = text
+    return out
+
+
+# Outcome of (settings, payload fingerprint), most recent last. The text depends on the
+# payload bytes, its HTTP headers and the settings only: trafilatura uses the URL for links
+# and metadata, both off here. So reuse cannot change any output, whatever the partitioning.
+_CACHE: OrderedDict[tuple[str, bytes], tuple] = OrderedDict()
+_CACHE_SIZE = 1024  # entries; texts are ~5 KB median, so a few MB per worker
+
+
+def _outcome(row: dict, s: ExtractConf, read: ReadConf) -> tuple:
+    h = hashlib.blake2b(row["payload"] or b"", digest_size=16)
+    for header in ("transfer_encoding", "content_encoding", "content_type"):
+        h.update(b"\x00" + (row.get(header) or "").encode("utf-8", "replace"))
+    key = (s.model_dump_json() + read.model_dump_json(), h.digest())
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    result = _decode_and_extract(row, s, read)
+    _CACHE[key] = result
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return result
+
+
+def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf) -> tuple:
+    """(charset, text, None) or (charset, None, (stage, reason, detail))."""
+    from pipeline.warc.decode import DecodeError, decode_body, to_unicode
+
     try:
         body = decode_body(
             row["payload"] or b"",
@@ -91,22 +128,21 @@ def process_record(row: dict, s: ExtractConf, read: ReadConf) -> dict:
         )
         html, codec, how = to_unicode(body, row.get("content_type"), read.max_control_share)
     except DecodeError as e:
-        return _reject(out, "decode", e.reason, e.detail)
-    out["charset"] = f"{codec} ({how})"
+        return None, None, ("decode", e.reason, e.detail)
+    charset = f"{codec} ({how})"
     if not html.strip():
-        return _reject(out, "decode", "empty_payload", "nothing left after decoding")
+        return charset, None, ("decode", "empty_payload", "nothing left after decoding")
     try:
         text = extract_text(html, row.get("url") or "", s)
     except ExtractTimeout:
-        return _reject(out, "extract", "extract_timeout", f"> {s.timeout_s:g} s")
+        return charset, None, ("extract", "extract_timeout", f"> {s.timeout_s:g} s")
     except RecursionError:
-        return _reject(out, "extract", "extract_error", "document nested too deeply")
+        return charset, None, ("extract", "extract_error", "document nested too deeply")
     except Exception as e:  # trafilatura/lxml on hostile input: ledger, never a crash
-        return _reject(out, "extract", "extract_error", f"{type(e).__name__}: {e}"[:500])
+        return charset, None, ("extract", "extract_error", f"{type(e).__name__}: {e}"[:500])
     if not text or not text.strip():
-        return _reject(out, "extract", "extract_empty", "")
-    out["text"] = text
-    return out
+        return charset, None, ("extract", "extract_empty", "")
+    return charset, text, None
 
 
 _DROPPED = ("payload", "transfer_encoding", "content_encoding")

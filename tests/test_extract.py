@@ -90,3 +90,21 @@ def test_real_news_page(shared_data):
     assert out["reject_reason"] is None
     first_words = " ".join(item["articleBody"].split()[:8])
     assert first_words[:30] in " ".join(out["text"].split())
+
+
+def test_byte_identical_payloads_are_extracted_once(monkeypatch):
+    import pipeline.extract as ex
+
+    calls = []
+    real = ex.extract_text
+    monkeypatch.setattr(ex, "extract_text", lambda *a: calls.append(a) or real(*a))
+    body = page(ARTICLE_RIVER + "<p>Mirrored once.</p>", "Mirror").encode()
+    first = process_record(candidate(body, url="https://a.example/x"), SETTINGS, _read(10**7))
+    again = process_record(candidate(body, url="https://b.example/y"), SETTINGS, _read(10**7))
+    assert len(calls) == 1
+    assert again["text"] == first["text"] and again["url"] == "https://b.example/y"
+    # Another header, other settings or one byte more: extracted afresh.
+    process_record(candidate(body, ctype="text/html"), SETTINGS, _read(10**7))
+    process_record(candidate(body), ExtractConf(favor_precision=False), _read(10**7))
+    process_record(candidate(body + b" "), SETTINGS, _read(10**7))
+    assert len(calls) == 4

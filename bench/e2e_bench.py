@@ -1,0 +1,298 @@
+"""End-to-end benchmark: our pipeline against datatrove (the FineWeb pipeline), side by side
+on the same WARC and the same cores, in one run.
+
+Builds a benchmark WARC from the 181 real pages of ../shared/data/extraction/scrapinghub_aeb
+plus about 15% duplicates under other URLs (half byte-identical, half with a one-word edit),
+or takes the WARC files given on the command line. Then, alternating, `--rounds` times each:
+  * ours: `curate run` in local[2] (conf/default.yaml without the quality classifier, which
+    FineWeb's chain does not have), a fresh process each time;
+  * theirs: bench/e2e_datatrove.py in the anchor venv (LocalPipelineExecutor, tasks=2,
+    workers=2), a fresh process each time;
+and, once a round, the physical floor: trafilatura alone over the same records in one
+process, divided by the cores. Reports medians of wall time, docs/s, peak memory (RSS of the
+whole process tree, sampled every 50 ms) and time per stage, the kept-set agreement by URL
+with a sample of disagreements and each side's reason. Writes bench/results/e2e.json.
+
+    make bench-e2e        # builds bench/.venv-anchor, then runs this
+    python bench/e2e_bench.py [WARC ...] [--rounds 3] [--anchor-python PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pyarrow.parquet as pq
+import yaml
+
+from pipeline.config import load_config
+from pipeline.extract import extract_text
+from pipeline.warc.corpus import Page, with_duplicates, write_pages_warc
+from pipeline.warc.records import RecordPolicy, iter_warc_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
+WORK = ROOT / "bench" / "work" / "e2e"
+RESULTS = ROOT / "bench" / "results"
+LID = ROOT / "models" / "lid.176.ftz"
+
+
+def build_warc(path: Path) -> int:
+    truth = json.loads((AEB / "ground-truth.json").read_text())
+    pages = [
+        Page(item["url"], (AEB / "html" / f"{sha}.html").read_bytes(), "text/html")
+        for sha, item in sorted(truth.items())
+    ]
+    return write_pages_warc(path, with_duplicates(pages, share=0.15, seed=0), tag="e2e")
+
+
+def measure(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
+    """(wall seconds, peak RSS bytes of the process tree, output tail) of a command."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)  # fmt: skip
+    ps = psutil.Process(proc.pid)
+    peak = 0
+    out = []
+    os.set_blocking(proc.stdout.fileno(), False)
+    while proc.poll() is None:
+        rss = 0
+        try:
+            for p in [ps, *ps.children(recursive=True)]:
+                try:
+                    rss += p.memory_info().rss
+                except psutil.Error:
+                    pass
+        except psutil.Error:
+            pass
+        peak = max(peak, rss)
+        chunk = proc.stdout.read()
+        if chunk:
+            out.append(chunk)
+        time.sleep(0.05)
+    wall = time.perf_counter() - t0
+    out.append(proc.stdout.read() or b"")
+    text = b"".join(out).decode(errors="replace")
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}):\n{text[-4000:]}")
+    return wall, peak, text[-2000:]
+
+
+def floor_seconds(warcs: list[Path], cfg) -> tuple[float, int]:
+    """trafilatura alone over the records' decoded HTML, one process: (seconds, records)."""
+    policy = RecordPolicy.from_conf(cfg.read)
+    pages = []
+    for i, w in enumerate(warcs):
+        with open(w, "rb") as fh:
+            for row in iter_warc_rows(fh, i, str(w), policy):
+                if row["reject_reason"] is None:
+                    pages.append(row)
+    htmls = []
+    for row in pages:  # decode outside the timed loop: the floor is extraction only
+        from pipeline.warc.decode import decode_body, to_unicode
+
+        body = decode_body(row["payload"], row["transfer_encoding"], row["content_encoding"],
+                           cfg.read.max_decoded_bytes)  # fmt: skip
+        htmls.append((to_unicode(body, row["content_type"])[0], row["url"]))
+    t0 = time.perf_counter()
+    for html, url in htmls:
+        extract_text(html, url, cfg.extract)
+    return time.perf_counter() - t0, len(htmls)
+
+
+def ours_outcome(out: Path) -> tuple[list[str], dict[str, str]]:
+    kept = [r["url"] for r in pq.read_table(out / "data", columns=["url"]).to_pylist()]
+    why = {r["url"]: f"{r['stage']}:{r['reason']}"
+           for r in pq.read_table(out / "rejected").to_pylist()}  # fmt: skip
+    return kept, why
+
+
+def _median(xs: list[float]) -> float:
+    return round(statistics.median(xs), 3)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("warcs", nargs="*", help="WARC files (default: build the benchmark WARC)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--anchor-python", default=str(ROOT / "bench" / ".venv-anchor" / "bin" /
+                                                    "python"))  # fmt: skip
+    ap.add_argument("--out", default=str(RESULTS / "e2e.json"))
+    args = ap.parse_args()
+
+    shutil.rmtree(WORK, ignore_errors=True)
+    warc_dir = WORK / "warc"
+    warc_dir.mkdir(parents=True)
+    if args.warcs:
+        warcs = []
+        for i, w in enumerate(args.warcs):
+            link = warc_dir / f"{i:04d}-{Path(w).name}"
+            link.symlink_to(Path(w).resolve())
+            warcs.append(link)
+    else:
+        warcs = [warc_dir / "aeb-with-duplicates.warc.gz"]
+        build_warc(warcs[0])
+    cfg = load_config(ROOT / "conf" / "default.yaml")
+    cfg.quality.enabled = False
+    conf = WORK / "ours.yaml"
+    conf.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+
+    bin_dir = Path(sys.executable).parent
+    ours_cmd = [str(bin_dir / "curate"), "run", "--config", str(conf), "--master",
+                f"local[{args.cores}]", "--input", *map(str, warcs), "--output",
+                str(WORK / "ours"), "--force"]  # fmt: skip
+    theirs_cmd = [args.anchor_python, str(ROOT / "bench" / "e2e_datatrove.py"),
+                  "--warc-dir", str(warc_dir), "--work", str(WORK / "theirs"),
+                  "--lid", str(LID), "--out", str(WORK / "theirs.json"),
+                  "--tasks", str(args.cores), "--workers", str(args.cores)]  # fmt: skip
+    ours, theirs, floors = [], [], []
+    for r in range(args.rounds):
+        order = ("ours", "theirs") if r % 2 == 0 else ("theirs", "ours")
+        for side in order:
+            if side == "ours":
+                wall, peak, _ = measure(ours_cmd)
+                m = json.loads((WORK / "ours" / "manifest.json").read_text())
+                ours.append({"wall": wall, "peak": peak, "pipeline": m["seconds"],
+                             "stages": {s["name"]: s["seconds"] for s in m["stages"]},
+                             "read": m["counts"]["read"], "kept": m["counts"]["kept"]})  # fmt: skip
+            else:
+                wall, peak, _ = measure(theirs_cmd)
+                t = json.loads((WORK / "theirs.json").read_text())
+                theirs.append({"wall": wall, "peak": peak, "pipeline": t["seconds"],
+                               "stages": t["step_seconds"], "blocks": t["block_seconds"],
+                               "kept": len(t["kept_urls"])})  # fmt: skip
+            print(f"round {r + 1} {side:6} wall {wall:6.1f} s  peak {peak / 2**20:6.0f} MiB",
+                  flush=True)  # fmt: skip
+        f, n_pages = floor_seconds(warcs, cfg)
+        floors.append(f)
+        print(f"round {r + 1} floor  trafilatura alone {f:6.1f} s over {n_pages} pages "
+              f"-> {f / args.cores:.1f} s on {args.cores} cores", flush=True)  # fmt: skip
+
+    records = ours[0]["read"]
+    our_kept, our_why = ours_outcome(WORK / "ours")
+    t = json.loads((WORK / "theirs.json").read_text())
+    their_kept, their_why = set(t["kept_urls"]), t["removed"]
+    a, b = set(our_kept), their_kept
+    both = a & b
+    only_ours = sorted(a - b)
+    only_theirs = sorted(b - a)
+    floor = _median(floors) / args.cores
+    med = {
+        "ours": {k: _median([x[k] for x in ours]) for k in ("wall", "pipeline")},
+        "theirs": {k: _median([x[k] for x in theirs]) for k in ("wall", "pipeline")},
+    }
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "cores_used": args.cores,
+            "cores_total": os.cpu_count(),
+            "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+            "python": platform.python_version(),
+        },  # fmt: skip
+        "input": {
+            "warcs": [str(w.resolve()) for w in warcs],
+            "records": records,
+            "megabytes": round(sum(w.stat().st_size for w in warcs) / 1e6, 2),
+        },
+        "versions": {"ours": _our_versions(), "theirs": t["versions"]},
+        "rounds": args.rounds,
+        "ours": {
+            "wall_seconds": [round(x["wall"], 3) for x in ours],
+            "median_wall_seconds": med["ours"]["wall"],
+            "median_pipeline_seconds": med["ours"]["pipeline"],  # after Spark start-up
+            "median_startup_seconds": round(med["ours"]["wall"] - med["ours"]["pipeline"], 3),
+            "docs_per_s": round(records / med["ours"]["wall"], 2),
+            "docs_per_s_warm": round(records / med["ours"]["pipeline"], 2),
+            "median_peak_mib": round(statistics.median(x["peak"] for x in ours) / 2**20),
+            "stage_seconds": _median_stages([x["stages"] for x in ours]),
+            "kept": len(a),
+        },
+        "theirs": {
+            "wall_seconds": [round(x["wall"], 3) for x in theirs],
+            "median_wall_seconds": med["theirs"]["wall"],
+            "median_pipeline_seconds": med["theirs"]["pipeline"],
+            "docs_per_s": round(records / med["theirs"]["wall"], 2),
+            "median_peak_mib": round(statistics.median(x["peak"] for x in theirs) / 2**20),
+            "stage_seconds": _median_stages([x["stages"] for x in theirs]),
+            "block_seconds_summed_over_tasks": _median_stages([x["blocks"] for x in theirs]),
+            "kept": len(b),
+        },
+        "floor": {
+            "trafilatura_one_process_seconds": [round(f, 3) for f in floors],
+            "seconds_on_cores": round(floor, 3),
+        },
+        "ratios": {
+            "docs_per_s_ours_over_theirs": round(med["theirs"]["wall"] / med["ours"]["wall"], 3),
+            "docs_per_s_warm_ours_over_theirs": round(
+                med["theirs"]["wall"] / med["ours"]["pipeline"], 3
+            ),
+            "ours_wall_over_floor": round(med["ours"]["wall"] / floor, 3),
+            "ours_warm_over_floor": round(med["ours"]["pipeline"] / floor, 3),
+        },  # fmt: skip
+        "agreement": {
+            "kept_by_both": len(both),
+            "share_of_union": round(len(both) / max(1, len(a | b)), 4),
+            "only_ours": len(only_ours),
+            "only_theirs": len(only_theirs),
+            "sample_only_ours": [
+                {"url": u, "theirs": their_why.get(u, "not read")} for u in only_ours[:10]
+            ],
+            "sample_only_theirs": [
+                {"url": u, "ours": our_why.get(u, "not read")} for u in only_theirs[:10]
+            ],
+            "their_reasons_for_our_extras": _tally(their_why.get(u, "not read") for u in only_ours),
+            "our_reasons_for_their_extras": _tally(our_why.get(u, "not read") for u in only_theirs),
+        },  # fmt: skip
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    _print(result)
+    return 0
+
+
+def _our_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    return {p: metadata.version(p) for p in ("curate-pipeline", "pyspark", "trafilatura")}
+
+
+def _median_stages(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: _median([r.get(k, 0.0) for r in runs]) for k in runs[0]}
+
+
+def _tally(reasons) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in reasons:
+        out[r] = out.get(r, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _print(r: dict) -> None:
+    o, t, f = r["ours"], r["theirs"], r["floor"]
+    print(f"\n{r['input']['records']} records, {r['machine']['cores_used']} cores, "
+          f"medians of {r['rounds']} alternating runs")  # fmt: skip
+    print(f"{'':24}{'ours':>12}{'datatrove':>12}")
+    print(f"{'wall s':24}{o['median_wall_seconds']:>12}{t['median_wall_seconds']:>12}")
+    print(f"{'docs/s':24}{o['docs_per_s']:>12}{t['docs_per_s']:>12}")
+    print(f"{'wall s after start-up':24}{o['median_pipeline_seconds']:>12}")
+    print(f"{'peak MiB':24}{o['median_peak_mib']:>12}{t['median_peak_mib']:>12}")
+    print(f"{'kept':24}{o['kept']:>12}{t['kept']:>12}")
+    print(f"floor (trafilatura alone / cores): {f['seconds_on_cores']} s")
+    print(f"ratios: {r['ratios']}")
+    brief = {k: v for k, v in r["agreement"].items() if "sample" not in k}
+    print(f"agreement: {json.dumps(brief)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
