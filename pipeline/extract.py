@@ -71,20 +71,20 @@ def extract_text(html: str, url: str, s: ExtractConf) -> str | None:
         )
 
 
-def process_record(row: dict, s: ExtractConf, read: ReadConf) -> dict:
+def process_record(row: dict, s: ExtractConf, read: ReadConf, scope: str = "") -> dict:
     """Decode a candidate's payload and extract its text; reject it with a reason otherwise.
 
     Takes a read-stage row (with `payload`), returns a document row (with `text`, `charset`).
     Rows already rejected upstream pass through unchanged. A payload byte-identical to one
-    this worker process has already seen (a mirror, a re-crawl) is not decoded and extracted
-    again: its outcome is taken from the cache (see _outcome).
+    this worker process has already seen in the same `scope` (one run: a mirror, a re-crawl)
+    is not decoded and extracted again: its outcome is taken from the cache (see _outcome).
     """
     out = {k: v for k, v in row.items() if k not in _DROPPED}
     out.setdefault("charset", None)
     out.setdefault("text", None)
     if row.get("reject_reason") is not None:
         return out
-    charset, text, rejected = _outcome(row, s, read)
+    charset, text, rejected = _outcome(row, s, read, scope)
     out["charset"] = charset
     if rejected:
         return _reject(out, *rejected)
@@ -95,11 +95,16 @@ def process_record(row: dict, s: ExtractConf, read: ReadConf) -> dict:
 # Outcome of (settings, payload fingerprint), most recent last. The text depends on the
 # payload bytes, its HTTP headers and the settings only: trafilatura uses the URL for links
 # and metadata, both off here. So reuse cannot change any output, whatever the partitioning.
+# The cache lives for one run (`scope`): a later run in the same worker extracts afresh.
 _CACHE: OrderedDict[tuple[str, bytes], tuple] = OrderedDict()
 _CACHE_SIZE = 1024  # entries; texts are ~5 KB median, so a few MB per worker
+_scope = [""]
 
 
-def _outcome(row: dict, s: ExtractConf, read: ReadConf) -> tuple:
+def _outcome(row: dict, s: ExtractConf, read: ReadConf, scope: str) -> tuple:
+    if scope != _scope[0]:
+        _CACHE.clear()
+        _scope[0] = scope
     h = hashlib.blake2b(row["payload"] or b"", digest_size=16)
     for header in ("transfer_encoding", "content_encoding", "content_type"):
         h.update(b"\x00" + (row.get(header) or "").encode("utf-8", "replace"))

@@ -108,3 +108,6 @@ def test_byte_identical_payloads_are_extracted_once(monkeypatch):
     process_record(candidate(body), ExtractConf(favor_precision=False), _read(10**7))
     process_record(candidate(body + b" "), SETTINGS, _read(10**7))
     assert len(calls) == 4
+    # The cache lives for one run: a new scope extracts afresh.
+    process_record(candidate(body), SETTINGS, _read(10**7), scope="next-run")
+    assert len(calls) == 5

@@ -7,6 +7,7 @@ through the JVM; only text and the ledger fields leave Python.
 
 from __future__ import annotations
 
+import uuid
 from functools import partial
 
 from pyspark.sql import DataFrame, SparkSession
@@ -21,5 +22,6 @@ def read_and_extract(
     spark: SparkSession, files: list[str], cfg: Config, splits_per_file: int
 ) -> DataFrame:
     """DOC_SCHEMA rows for every record of `files`; decode/extract failures are rejections."""
-    extract = partial(process_record, s=cfg.extract, read=cfg.read)
+    # One cache scope per run: payloads repeated within this run are extracted once.
+    extract = partial(process_record, s=cfg.extract, read=cfg.read, scope=uuid.uuid4().hex)
     return read_warcs(spark, files, cfg, splits_per_file, then=extract, schema=DOC_SCHEMA)
