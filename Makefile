@@ -7,6 +7,7 @@ SAMPLE := build/sample.warc.gz
 LID := models/lid.176.ftz
 QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
+CDS := build/spark-cds.jsa
 
 .PHONY: setup models run demo test lint bench bench-e2e clean cluster-up cluster-down
 
@@ -29,7 +30,11 @@ $(QUALITY): $(EXAMPLES)
 	$(BIN)/curate train-quality --config conf/default.yaml --good build/quality/good.txt \
 		--bad build/quality/bad.txt --output $@
 
-setup: $(BIN)/curate $(LID) $(QUALITY)
+# The driver JVM's class-data-sharing archive (local mode start-up; conf: spark.class_archive).
+$(CDS): $(BIN)/curate | $(LID) $(QUALITY)
+	$(BIN)/curate jvm-archive --config conf/default.yaml --output $@
+
+setup: $(BIN)/curate $(LID) $(QUALITY) $(CDS)
 
 models: $(LID) $(QUALITY)
 

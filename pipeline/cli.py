@@ -57,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--output", default="out/demo", metavar="DIR")
     e = sub.add_parser("quality-examples", help="write the example good/bad training texts")
     e.add_argument("--output", required=True, metavar="DIR")  # fmt: skip
+    j = sub.add_parser("jvm-archive", help="write the driver JVM's class-data-sharing archive")
+    j.add_argument("--output", default="build/spark-cds.jsa", metavar="FILE")
+    j.add_argument("--config", default=None, help="YAML config (its spark section)")
     b = sub.add_parser("broken-warcs", help="write the broken WARC cases the reliability tests use")
     b.add_argument("--output", required=True, metavar="DIR")
     return p
@@ -178,6 +181,13 @@ def main(argv: list[str] | None = None) -> int:
 
         good, bad = write_examples(args.output)
         print(f"wrote {good} and {bad}")
+        return 0
+    if args.command == "jvm-archive":
+        from pipeline.jvm_archive import build_archive
+
+        made = build_archive(args.output, args.config)
+        if made:
+            print(f"JVM class archive: {made} ({made.stat().st_size / 2**20:.0f} MiB)")
         return 0
     if args.command == "broken-warcs":
         from pipeline.warc.broken import write_broken_inputs

@@ -31,6 +31,10 @@ class SparkConf(_Section):
     arrow_batch_rows: int = Field(64, ge=1)
     # Extra `spark.*` settings passed to the session builder as they are.
     conf: dict[str, str] = Field(default_factory=dict)
+    # Local mode: a class-data-sharing archive of the driver JVM (`make setup` writes it with
+    # `curate jvm-archive`); it maps Spark's classes instead of loading them one by one.
+    # Relative to the working directory, then the project root; missing = not used.
+    class_archive: str | None = "build/spark-cds.jsa"
 
 
 class InputConf(_Section):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -15,7 +16,24 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def get_spark(cfg: Config, master: str | None = None) -> SparkSession:
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER_OPTS = "spark.driver.extraJavaOptions"
+
+
+def class_archive(cfg: Config) -> Path | None:
+    """The JVM class-data-sharing archive to map, if configured and present."""
+    name = cfg.spark.class_archive
+    if not name:
+        return None
+    p = Path(name).expanduser()
+    for cand in (p,) if p.is_absolute() else (p, ROOT / p):
+        if cand.is_file():
+            return cand.resolve()
+    return None
+
+
+def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> SparkSession:
+    """The session; `java_opts` are added to the driver JVM's options (local mode)."""
     builder = SparkSession.builder.appName(cfg.spark.app_name)
     if master or not under_spark_submit():
         builder = builder.master(master or cfg.spark.master)
@@ -27,7 +45,12 @@ def get_spark(cfg: Config, master: str | None = None) -> SparkSession:
     builder = builder.config(
         "spark.sql.execution.arrow.maxRecordsPerBatch", str(cfg.spark.arrow_batch_rows)
     )
-    for key, value in cfg.spark.conf.items():
+    conf = dict(cfg.spark.conf)
+    if local:
+        archive = class_archive(cfg)
+        extra = f"-XX:SharedArchiveFile={archive}" if archive and not java_opts else ""
+        conf[DRIVER_OPTS] = " ".join(filter(None, [conf.get(DRIVER_OPTS), extra, java_opts]))
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

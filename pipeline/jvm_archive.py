@@ -1,0 +1,51 @@
+"""`curate jvm-archive`: a class-data-sharing (CDS) archive of the driver JVM for local mode.
+
+Spark's driver loads some 15,000 classes at start-up and on its first jobs. A dynamic CDS
+archive (JDK 13+) records the classes a real run loaded and lets later JVMs map them in one
+go. It is written when the JVM exits normally, so the training run is a child process: it
+curates the project's sample WARC with `-XX:ArchiveClassesAtExit` and stops its session.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pipeline.config import load_config
+
+
+def build_archive(output: str | Path, config: str | Path | None = None) -> Path | None:
+    """Write the archive to `output`; None (and a message) when this JVM cannot."""
+    out = Path(output).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "pipeline.jvm_archive", str(out), str(config or "")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode or not out.is_file():
+        tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-5:])
+        print(f"curate: no JVM class archive written (runs work without it):\n{tail}")
+        return None
+    return out
+
+
+def _train(output: str, config: str) -> None:
+    from pipeline.run import run
+    from pipeline.sample import write_sample_warc
+    from pipeline.spark import get_spark
+
+    cfg = load_config(config or None)
+    cfg.spark.master = "local[2]"
+    with tempfile.TemporaryDirectory() as tmp:
+        warc = Path(tmp) / "sample.warc.gz"
+        write_sample_warc(warc)
+        spark = get_spark(cfg, java_opts=f"-XX:ArchiveClassesAtExit={output} -Xlog:cds=off")
+        try:
+            run(cfg, [str(warc)], Path(tmp) / "out", spark)
+        finally:
+            spark.stop()  # the JVM exits normally and writes the archive
+
+
+if __name__ == "__main__":
+    _train(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "")
