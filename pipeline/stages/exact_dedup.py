@@ -5,7 +5,7 @@ fingerprint; the others are `exact_dup:duplicate` with the kept doc_id. Kept row
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
@@ -33,10 +33,11 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
         return rows
 
     keyed = docs.mapInArrow(map_batches(key, schema), spark_schema(schema))
-    first = keyed.groupBy("exact_key").agg(
-        F.min(F.struct("crawl_pos", "doc_id")).alias("_first"), F.count("*").alias("_n")
-    )
-    out = keyed.join(first, "exact_key")
+    # Window aggregates: one shuffle, and the Python key function runs once (a groupBy joined
+    # back to its own input would run it twice).
+    group = Window.partitionBy("exact_key")
+    out = keyed.withColumn("_first", F.min(F.struct("crawl_pos", "doc_id")).over(group))
+    out = out.withColumn("_n", F.count("*").over(group))
     out = mark_rejected(
         out,
         F.col("crawl_pos") != F.col("_first.crawl_pos"),

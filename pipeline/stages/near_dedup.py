@@ -15,7 +15,7 @@ Kept rows carry `dup_cluster` (the kept doc_id) and `dup_cluster_size`.
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
@@ -83,20 +83,21 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
             .select("u", "v")
         )
     comps = connected_components(edges, c.max_iterations)
-    labelled = docs.join(comps, docs["crawl_pos"] == comps["node"], "left").withColumn(
-        "_root", F.coalesce("component", "crawl_pos")
-    )
-    sizes = labelled.groupBy("_root").agg(F.count("*").cast("int").alias("dup_cluster_size"))
-    root_info = labelled.where(F.col("crawl_pos") == F.col("_root")).select(
-        F.col("crawl_pos").alias("_root"), F.col("doc_id").alias("dup_cluster")
-    )
-    root_sig = sigs.select(F.col("crawl_pos").alias("_root"), F.col("minhash").alias("_rsig"))
     own_sig = sigs.select(F.col("crawl_pos").alias("_pos"), F.col("minhash").alias("_sig"))
+    labelled = (
+        docs.join(comps, docs["crawl_pos"] == comps["node"], "left")
+        .withColumn("_root", F.coalesce("component", "crawl_pos"))
+        .join(own_sig, F.col("crawl_pos") == F.col("_pos"))
+    )
+    # The root is its component's smallest crawl_pos: window minima give its id and signature.
+    cluster = Window.partitionBy("_root")
+    root = F.min(F.struct("crawl_pos", "doc_id", "_sig")).over(cluster)
     out = (
-        labelled.join(sizes, "_root")
-        .join(root_info, "_root")
-        .join(root_sig, "_root")
-        .join(own_sig, labelled["crawl_pos"] == own_sig["_pos"])
+        labelled.withColumn("_r", root)
+        .withColumn("dup_cluster", F.col("_r.doc_id"))
+        .withColumn("_rsig", F.col("_r._sig"))
+        .withColumn("dup_cluster_size", F.count("*").over(cluster).cast("int"))
+        .drop("_r")
     )
     jac = _agreement("_sig", "_rsig", hasher.num_perm)
     out = mark_rejected(
