@@ -54,6 +54,9 @@ class ReadConf(_Section):
     max_record_bytes: int = Field(10_000_000, ge=1024)
     # Decoded (decompressed) payload bound: defuses gzip/brotli bombs.
     max_decoded_bytes: int = Field(20_000_000, ge=1024)
+    # A record's WARC + HTTP header lines, inflated: a gzip member with gigabytes and no
+    # newline would otherwise be read into memory as one header line.
+    max_header_bytes: int = Field(8 << 20, ge=65536)
     # Share of C0 control bytes in a payload's first 64 KB above which it is binary, not a
     # page (random bytes hold ~10%, text none): rejected as decode:binary_payload.
     max_control_share: float = Field(0.02, ge=0, le=1)

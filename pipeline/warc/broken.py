@@ -254,6 +254,17 @@ def _bomb(d: Path, encoding: str) -> Case:
     return Case(name, path, {"decode:decompression_bomb"}, [a[0], b[0]])
 
 
+def _header_bomb(d: Path) -> Case:
+    """A gzip member inflating to a 400 MB header line with no newline (389 KB on disk)."""
+    r = _Records("header_bomb")
+    a, b = r.good(), r.good()
+    c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    head = b"WARC/1.0\r\nWARC-Type: response\r\nX-Junk: "
+    bomb = c.compress(head + b"A" * 400_000_000) + c.flush()
+    path = _write(d / "header_bomb.warc.gz", [a[1], bomb, b[1]])
+    return Case("header_bomb", path, {"read:corrupt_file"}, [a[0], b[0]])
+
+
 def _empty_file(d: Path) -> Case:
     return Case("zero_bytes", _write(d / "zero_bytes.warc.gz", []), {"read:unreadable_file"})
 
@@ -296,6 +307,7 @@ CASES: list[Callable[[Path], Case]] = [
     _hostile_names,
     lambda d: _bomb(d, "gzip"),
     lambda d: _bomb(d, "br"),
+    _header_bomb,
     _empty_file,
     _not_a_warc,
     _missing_in_listing,

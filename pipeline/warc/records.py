@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import BUFF_SIZE, DecompressingBufferedReader
 
 from pipeline.warc.splits import find_record_start
 
@@ -33,6 +34,7 @@ class RecordPolicy:
     html_content_types: tuple[str, ...]
     accept_status: tuple[int, ...]
     reject_truncated: bool = True
+    max_header_bytes: int = 8 << 20
 
     @classmethod
     def from_conf(cls, read) -> RecordPolicy:
@@ -42,6 +44,7 @@ class RecordPolicy:
             html_content_types=tuple(read.html_content_types),
             accept_status=tuple(read.accept_status),
             reject_truncated=read.reject_truncated,
+            max_header_bytes=read.max_header_bytes,
         )
 
 
@@ -181,6 +184,28 @@ class _CountingReader:
         return self._count(self.stream.readline(self._room(n)))
 
 
+class _BoundedReader(DecompressingBufferedReader):
+    """warcio's reader with header reading bounded. warcio reads a header line whole, and a
+    gzip member can inflate to gigabytes with no newline: lines come in pieces of at most
+    `max_header` bytes, and one record's header lines may not add up to more."""
+
+    def __init__(self, stream: Any, max_header: int):
+        super().__init__(stream, block_size=BUFF_SIZE)
+        self.max_header = max_header
+        self.header_bytes = 0
+
+    def readline(self, length: int | None = None) -> bytes:
+        if length is None or length < 0 or length > self.max_header:
+            length = self.max_header
+        line = super().readline(length)
+        self.header_bytes += len(line)
+        if self.header_bytes > self.max_header:
+            raise ValueError(
+                f"record headers longer than {self.max_header} bytes (read.max_header_bytes)"
+            )
+        return line
+
+
 def _block_check(rec: Any, it: ArchiveIterator, errs_before: int) -> str | None:
     """Why the record's Content-Length is wrong, or None. Reads the rest of the block (warcio
     would read it anyway to find the next record)."""
@@ -216,10 +241,12 @@ def _iter_span(
     """Rows of the records from byte `base`; raises _Damage where parsing breaks."""
     counted = _CountingReader(stream, limit)
     it = ArchiveIterator(counted)
+    reader = it.reader = _BoundedReader(it.fh, policy.max_header_bytes)
     end = base
     n = 0
     try:
         for rec in it:
+            reader.header_bytes = 0  # from here on: the next record's headers
             if n == 0 and base == 0 and rec.format != "warc":
                 # warcio falls back to parsing ARC, and reads any text file as ARC records.
                 yield file_error_row(
