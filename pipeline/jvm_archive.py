@@ -8,6 +8,8 @@ curates the project's sample WARC with `-XX:ArchiveClassesAtExit` and stops its 
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,17 +18,33 @@ from pathlib import Path
 from pipeline.config import load_config
 
 
+def java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    return str(Path(home) / "bin" / "java") if home else shutil.which("java") or "java"
+
+
 def build_archive(output: str | Path, config: str | Path | None = None) -> Path | None:
-    """Write the archive to `output`; None (and a message) when this JVM cannot."""
+    """Write the archive to `output`; None (and a message) when this JVM cannot.
+
+    The JVM writes the archive as it exits; a cut one (a killed run, a full disk) would make
+    every later JVM that maps it crash. So it is written beside `output`, mapped once by a
+    test JVM, and only then renamed into place.
+    """
     out = Path(output).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "pipeline.jvm_archive", str(out), str(config or "")]
+    tmp = out.with_name(out.name + ".partial")
+    tmp.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "pipeline.jvm_archive", str(tmp), str(config or "")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode or not out.is_file():
-        tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-5:])
+    check = subprocess.run([java(), f"-XX:SharedArchiveFile={tmp}", "-version"],
+                           capture_output=True, text=True)  # fmt: skip
+    if proc.returncode or not tmp.is_file() or check.returncode:
+        tmp.unlink(missing_ok=True)
+        tail = "\n".join((proc.stderr or proc.stdout or check.stderr).splitlines()[-5:])
         print(f"curate: no JVM class archive written (runs work without it):\n{tail}")
         return None
+    tmp.rename(out)
     return out
 
 
