@@ -192,6 +192,19 @@ def render_html(d: dict) -> str:
     return "\n".join(parts)
 
 
+def preload() -> None:
+    """Import matplotlib (~0.5 s) while Spark works, so the report at the end of a run does
+    not wait for it (run() calls this in a thread; Python's import lock makes it safe)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1, 1))  # loads the fonts and the SVG backend too
+    ax.set_title("warm-up")
+    _svg(fig)
+
+
 def write_report(out_dir: str | Path) -> tuple[Path, Path]:
     out = Path(out_dir)
     data = report_data(out)

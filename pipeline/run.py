@@ -15,6 +15,7 @@ import json
 import logging
 import platform
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
 from pipeline.preflight import check_run
+from pipeline.report import preload as preload_report
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.exact_dedup import exact_dedup
@@ -231,6 +233,7 @@ def run(
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     check_run(cfg, files, out)
     out.mkdir(parents=True, exist_ok=True)
+    threading.Thread(target=preload_report, name="preload-report", daemon=True).start()
     log.info("%d input file(s)", len(files))
     ui = spark.sparkContext.uiWebUrl
     if ui:
