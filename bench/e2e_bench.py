@@ -38,6 +38,7 @@ import yaml
 from pipeline.config import load_config
 from pipeline.extract import extract_text
 from pipeline.warc.corpus import Page, small_edit, with_duplicates, write_pages_warc
+from pipeline.warc.decode import decode_body, to_unicode
 from pipeline.warc.records import RecordPolicy, iter_warc_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,8 +106,6 @@ def floor_seconds(warcs: list[Path], cfg) -> tuple[float, int]:
                     pages.append(row)
     htmls = []
     for row in pages:  # decode outside the timed loop: the floor is extraction only
-        from pipeline.warc.decode import decode_body, to_unicode
-
         body = decode_body(row["payload"], row["transfer_encoding"], row["content_encoding"],
                            cfg.read.max_decoded_bytes)  # fmt: skip
         htmls.append((to_unicode(body, row["content_type"])[0], row["url"]))

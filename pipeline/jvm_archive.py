@@ -23,6 +23,15 @@ def java() -> str:
     return str(Path(home) / "bin" / "java") if home else shutil.which("java") or "java"
 
 
+def maps(archive: Path) -> bool:
+    """Does a JVM start with this archive mapped? A damaged one makes it crash; the crash
+    report goes to a scratch folder, not the working directory."""
+    with tempfile.TemporaryDirectory() as scratch:
+        cmd = [java(), f"-XX:SharedArchiveFile={archive}",
+               f"-XX:ErrorFile={scratch}/hs_err_%p.log", "-version"]  # fmt: skip
+        return subprocess.run(cmd, cwd=scratch, capture_output=True).returncode == 0
+
+
 def build_archive(output: str | Path, config: str | Path | None = None) -> Path | None:
     """Write the archive to `output`; None (and a message) when this JVM cannot.
 
@@ -37,12 +46,12 @@ def build_archive(output: str | Path, config: str | Path | None = None) -> Path 
     tmp.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pipeline.jvm_archive", str(tmp), str(config or "")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    check = subprocess.run([java(), f"-XX:SharedArchiveFile={tmp}", "-version"],
-                           capture_output=True, text=True)  # fmt: skip
-    if proc.returncode or not tmp.is_file() or check.returncode:
+    made = proc.returncode == 0 and tmp.is_file()
+    if not made or not maps(tmp):
         tmp.unlink(missing_ok=True)
-        tail = "\n".join((proc.stderr or proc.stdout or check.stderr).splitlines()[-5:])
-        print(f"curate: no JVM class archive written (runs work without it):\n{tail}")
+        why = "\n".join((proc.stderr or proc.stdout).splitlines()[-5:]) if not made else (
+            "the written archive does not map (a JVM given it crashes)")  # fmt: skip
+        print(f"curate: no JVM class archive written (runs work without it):\n{why}")
         return None
     tmp.rename(out)
     return out

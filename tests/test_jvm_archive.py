@@ -3,12 +3,10 @@ keeps a damaged archive out of place really tells one from a good one."""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from pipeline.config import Config
-from pipeline.jvm_archive import java
+from pipeline.jvm_archive import maps
 from pipeline.spark import ROOT, class_archive
 
 
@@ -29,10 +27,5 @@ def test_a_cut_archive_fails_the_check_a_whole_one_passes(tmp_path):
     cut = tmp_path / "cut.jsa"
     with open(archive, "rb") as src:
         cut.write_bytes(src.read(archive.stat().st_size // 3))
-
-    def maps(path) -> bool:
-        cmd = [java(), f"-XX:SharedArchiveFile={path}", "-version"]
-        return subprocess.run(cmd, capture_output=True).returncode == 0
-
     assert maps(archive)
     assert not maps(cut)
