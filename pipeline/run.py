@@ -42,6 +42,7 @@ from pipeline.stages.near_dedup import near_dedup
 from pipeline.stages.quality import quality_model_path, score_quality
 from pipeline.stages.rules import apply_rules
 from pipeline.stages.tokenize import tokenize
+from pipeline.warmup import warm_workers
 
 log = logging.getLogger(__name__)
 
@@ -229,6 +230,7 @@ def run(
     """Run the pipeline; returns the manifest (also written to DIR/manifest.json)."""
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
+    warm_workers(spark)
     out = Path(output).resolve()
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     check_run(cfg, files, out)

@@ -50,6 +50,7 @@ def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> Sp
         archive = class_archive(cfg)
         extra = f"-XX:SharedArchiveFile={archive}" if archive and not java_opts else ""
         conf[DRIVER_OPTS] = " ".join(filter(None, [conf.get(DRIVER_OPTS), extra, java_opts]))
+        conf.setdefault("spark.python.daemon.module", "pipeline.worker_daemon")
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
