@@ -238,6 +238,9 @@ class NearDedupConf(_Section):
     threshold: float = Field(0.8, ge=0, le=1)
     # Connected-components rounds (large-star + small-star) before giving up.
     max_iterations: int = Field(64, ge=1)
+    # Up to this many candidate edges, components are solved on the driver (scipy), as
+    # datatrove does in one process; more, distributed rounds. 0 = always distributed.
+    local_max_edges: int = Field(2_000_000, ge=0)
 
 
 class SourceRule(_Section):

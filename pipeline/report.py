@@ -30,6 +30,9 @@ FUNNEL_LABELS = {
 def _column(path: Path, column: str, kept_only: bool = False) -> list:
     if not path.is_dir():
         return []
+    files = sorted(path.rglob("*.parquet"))
+    if not files or column not in pq.read_schema(files[0]).names:  # that stage did not run
+        return []
     table = pq.read_table(path, columns=[column, "reject_reason"])
     rows = table.to_pylist()
     return [r[column] for r in rows if r[column] is not None and
@@ -47,7 +50,7 @@ def report_data(out: Path) -> dict:
         if s["name"] in FUNNEL_LABELS
     ]
     funnel.append({"stage": "kept", "label": "kept", "count": manifest["counts"]["kept"]})
-    scores = _column(out / "_stages" / "quality", "quality_score")
+    scores = _column(out / "_stages" / "documents", "quality_score")
     sizes = Counter(_column(out / "_stages" / "near_dedup", "dup_cluster_size", kept_only=True))
     exact = Counter(_column(out / "_stages" / "exact_dedup", "exact_copies", kept_only=True))
     cfg = manifest["config"]

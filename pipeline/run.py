@@ -1,8 +1,11 @@
 """Orchestration: expand inputs, chain the stages, write data, ledger and manifest.
 
 Layout of an output directory DIR:
-  DIR/_stages/<name>/   rows that reached a stage (kept, or dropped here with a reason) +
-                        _STAGE.json; each stage reads the previous one's kept rows
+  DIR/_stages/documents/  every record read: extraction and each stage's per-document step
+                        ran in one pass (kept rows, or dropped with the stage and reason);
+                        + _STAGE.json, the completion marker a rerun resumes from
+  DIR/_stages/<name>/   rows that reached a corpus stage (exact_dedup, near_dedup) + marker;
+                        each reads the previous one's kept rows
   DIR/data/             kept documents, Parquet (zstd); data/lang=xx/ with route_by_language
   DIR/rejected/         the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
   DIR/manifest.json     inputs, config and hash, versions, times, counts, stage timings
@@ -24,6 +27,7 @@ from functools import reduce
 from importlib import metadata
 from pathlib import Path
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -35,13 +39,14 @@ from pipeline.preflight import check_run
 from pipeline.report import preload as preload_report
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
-from pipeline.stages.exact_dedup import exact_dedup
+from pipeline.stages.arrow_batches import RowStep
+from pipeline.stages.exact_dedup import KEY_FIELDS, exact_dedup, key_step
 from pipeline.stages.extract import read_and_extract
-from pipeline.stages.langid import identify_language, lid_model_path
-from pipeline.stages.near_dedup import near_dedup
-from pipeline.stages.quality import quality_model_path, score_quality
-from pipeline.stages.rules import apply_rules
-from pipeline.stages.tokenize import tokenize
+from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
+from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_settings, signature_step
+from pipeline.stages.quality import QUALITY_FIELDS, quality_model_path, quality_step
+from pipeline.stages.rules import rule_fields, rules_step
+from pipeline.stages.tokenize import TOKEN_FIELDS, tokens_step
 from pipeline.warmup import warm_workers
 
 log = logging.getLogger(__name__)
@@ -61,30 +66,41 @@ PACKAGES = (
 
 @dataclass(frozen=True)
 class Stage:
-    """A filter stage after extraction: `build(spark, kept_so_far, cfg)` returns every row it
-    was given, with its own columns added and its drops marked with a reason."""
+    """A stage after extraction, in one or two halves.
+
+    `step(spark, cfg)` is its per-document half: a function over a batch of row dicts that
+    sets `fields(cfg)` and marks drops with a reason. Every step runs inside the extract tasks
+    (the documents pass: one job, one write). `corpus(spark, kept_so_far, cfg)` is a half that
+    needs all documents at once (dedup): its own materialised stage, which returns every row
+    it was given with its columns added and its drops marked.
+    """
 
     name: str
     sections: tuple[str, ...]  # config sections it reads: a change reruns it
-    build: Callable[[SparkSession, DataFrame, Config], DataFrame]
+    step: Callable[[SparkSession, Config], RowStep] | None = None
+    fields: Callable[[Config], list[pa.Field]] = lambda cfg: []
+    corpus: Callable[[SparkSession, DataFrame, Config], DataFrame] | None = None
     model: Callable[[Config], Path] | None = None  # its model file is in the fingerprint too
     enabled: Callable[[Config], bool] = lambda cfg: True
+    # what of the config the step reads (default: all its sections)
+    step_settings: Callable[[Config], object] | None = None
+    reject_as: str | None = None  # the `stage` its drops carry in the ledger
 
 
 STAGES = [
-    Stage("langid", ("langid",), identify_language, lid_model_path),
-    Stage("rules", ("rules",), apply_rules),
-    Stage(
-        "quality",
-        ("quality",),
-        score_quality,
-        quality_model_path,
-        enabled=lambda cfg: cfg.quality.enabled,
-    ),
-    Stage("exact_dedup", ("exact_dedup",), exact_dedup, enabled=lambda c: c.exact_dedup.enabled),
-    Stage("near_dedup", ("near_dedup",), near_dedup, enabled=lambda c: c.near_dedup.enabled),
-    Stage("tokenize", ("sources", "tokenizer"), tokenize),
-]
+    Stage("langid", ("langid",), language_step, lambda c: LANG_FIELDS, model=lid_model_path,
+          reject_as="lang"),
+    Stage("rules", ("rules",), rules_step, rule_fields, reject_as="rules"),
+    Stage("quality", ("quality",), quality_step, lambda c: QUALITY_FIELDS,
+          model=quality_model_path, enabled=lambda c: c.quality.enabled, reject_as="quality"),
+    Stage("exact_dedup", ("exact_dedup",), key_step, lambda c: KEY_FIELDS, exact_dedup,
+          enabled=lambda c: c.exact_dedup.enabled, step_settings=lambda c: None,
+          reject_as="exact_dup"),
+    Stage("near_dedup", ("near_dedup",), signature_step, lambda c: SIG_FIELDS, near_dedup,
+          enabled=lambda c: c.near_dedup.enabled, step_settings=signature_settings,
+          reject_as="near_dup"),
+    Stage("tokenize", ("sources", "tokenizer"), tokens_step, lambda c: TOKEN_FIELDS),
+]  # fmt: skip
 
 # Per-document columns stages add, published in data/'s metadata struct when present.
 STAGE_METADATA = (
@@ -205,15 +221,36 @@ def rule_failures(rules_rows: DataFrame) -> dict[str, int]:
     return {r["rule"]: int(r["count"]) for r in sorted(agg, key=lambda r: (-r["count"], r["rule"]))}
 
 
-def language_counts(lang_rows: DataFrame) -> dict[str, dict[str, int]]:
+def language_counts(docs: DataFrame) -> dict[str, dict[str, int]]:
     """Per language label: documents identified, and how many of them the stage kept."""
+    lang_rows = docs.where(F.col("lang").isNotNull())  # the rows that reached langid
+    kept_by_langid = F.col("reject_stage").isNull() | (F.col("reject_stage") != "lang")
     agg = (
         lang_rows.groupBy("lang")
-        .agg(F.count("*").alias("docs"), F.count(F.when(F.col("reject_reason").isNull(), 1)))
+        .agg(F.count("*").alias("docs"), F.count(F.when(kept_by_langid, 1)))
         .collect()
     )
     rows = sorted(agg, key=lambda r: (-r["docs"], r["lang"] or ""))
     return {(r["lang"] or "unknown"): {"docs": int(r[1]), "kept": int(r[2])} for r in rows}
+
+
+def _step_settings(st: Stage, cfg: Config) -> object:
+    return st.step_settings(cfg) if st.step_settings else cfg.section_hash(*st.sections)
+
+
+def _rows_reaching_steps(stages: list[StageResult], enabled: list[Stage], counts: dict) -> None:
+    """Rows reaching each per-document step: read minus the drops of everything before it
+    (the steps share one pass, so no stage output of their own counts them)."""
+    dropped_by: dict[str, int] = {}
+    for key, n in counts["rejected"].items():
+        stage = key.split(":", 1)[0]
+        dropped_by[stage] = dropped_by.get(stage, 0) + n
+    left = counts["read"] - sum(dropped_by.get(s, 0) for s in ("read", "decode", "extract"))
+    results = {r.name: r for r in stages}
+    for st in enabled:
+        if not st.corpus:
+            results[st.name].rows = left
+        left -= dropped_by.get(st.reject_as, 0) if st.reject_as else 0
 
 
 def _progress(res: StageResult) -> None:
@@ -241,47 +278,64 @@ def run(
     if ui:
         log.info("Spark UI: %s", ui)
     version = (metadata.version("curate-pipeline"), code_hash())
-    stages: list[StageResult] = []
 
-    # read + extract run in the same tasks: the raw HTML is never shuffled nor written.
+    # The documents pass: read, extract and every stage's per-document step in the same
+    # tasks; the raw HTML is never shuffled nor written, the text crosses into the JVM once.
     splits = splits_per_file(spark, cfg, len(files))
     n_parts = len(files) * splits
-    fp_extract = _fingerprint(files, cfg.section_hash("input", "read", "extract"), version)
+    enabled = enabled_stages(cfg)
+    stepped = [st for st in enabled if st.step]
+    models = {st.name: digest(st.model(cfg)) if st.model else None for st in enabled}
+    fp = _fingerprint(
+        files,
+        cfg.section_hash("input", "read", "extract"),
+        [(st.name, _step_settings(st, cfg), models[st.name]) for st in stepped],
+        version,
+    )
+    sc = spark.sparkContext
+    timers = {name: sc.accumulator(0.0) for name in ["extract", *(st.name for st in stepped)]}
     docs, res = materialize(
         spark,
-        "extract",
-        out / "_stages" / "extract",
-        fp_extract,
-        lambda: read_and_extract(spark, files, cfg, splits),
+        "documents",
+        out / "_stages" / "documents",
+        fp,
+        lambda: read_and_extract(
+            spark, files, cfg, splits,
+            steps=[(st.name, st.step(spark, cfg), timers[st.name]) for st in stepped],
+            fields=[f for st in stepped for f in st.fields(cfg)],
+            extract_seconds=timers["extract"],
+        ),
         cfg.output.compression,
         force=force,
-    )
-    stages.append(res)
-    _progress(res)
+    )  # fmt: skip
     read_rows = res.rows  # one row per WARC record (or per unreadable file tail)
+    log.info("documents pass %s: %d records, %.1f s", res.status, res.rows, res.seconds)
+    # Per stage: the documents pass's wall time under `extract`; each step's task-seconds
+    # (summed over cores, so comparable between stages, not with wall time).
+    results = {"extract": StageResult("extract", res.path, res.status, res.seconds, read_rows)}
+    for st in stepped:
+        if not st.corpus:  # rows: set once the counts are known (_rows_reaching_steps)
+            results[st.name] = StageResult(st.name, res.path, res.status, timers[st.name].value, 0)
 
     # connected components checkpoint their rounds here (shared by driver and executors)
     checkpoints = out / "_stages" / "_checkpoints"
-    spark.sparkContext.setCheckpointDir(str(checkpoints))
+    sc.setCheckpointDir(str(checkpoints))
     frames = [docs]
-    by_name = {"extract": docs}
-    fp = fp_extract
-    for st in enabled_stages(cfg):
-        model = digest(st.model(cfg)) if st.model else None
-        fp = _fingerprint(fp, cfg.section_hash(*st.sections), model, version)
+    for st in (st for st in enabled if st.corpus):
+        fp = _fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version)
         rows, res = materialize(
             spark,
             st.name,
             out / "_stages" / st.name,
             fp,
-            lambda st=st, prev=frames[-1]: st.build(spark, _kept(prev), cfg),
+            lambda st=st, prev=frames[-1]: st.corpus(spark, _kept(prev), cfg),
             cfg.output.compression,
             force=force,
         )
         frames.append(rows)
-        by_name[st.name] = rows
-        stages.append(res)
+        results[st.name] = res
         _progress(res)
+    stages = [results["extract"], *(results[st.name] for st in enabled)]
 
     t0 = time.perf_counter()
     n_files = cfg.output.data_files or n_parts
@@ -301,6 +355,7 @@ def run(
         "compression", cfg.output.compression
     ).parquet(str(out / "rejected"))
     counts = count_outcomes(read_rows, frames)
+    _rows_reaching_steps(stages, enabled, counts)
     stages.append(
         StageResult("write", str(out / "data"), "ran", time.perf_counter() - t0, counts["kept"])
     )
@@ -328,12 +383,15 @@ def run(
             "shards": budget["shards"],
             "per_source": {k: v["tokens_after"] for k, v in budget["sources"].items()},
         },
-        "rule_failures": rule_failures(by_name["rules"]),
-        "languages": language_counts(by_name["langid"]),
+        "rule_failures": rule_failures(docs),
+        "languages": language_counts(docs),
         "stages": [
             {"name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "rows": s.rows}
             for s in stages
         ],
+        # extraction and the steps all run in the documents pass (the `extract` stage's time);
+        # the steps' `seconds` above are their task time summed over cores, as these are
+        "documents_pass_task_seconds": {k: round(t.value, 3) for k, t in timers.items()},
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     write_report(out)

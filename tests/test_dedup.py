@@ -160,7 +160,9 @@ def _union_find(nodes, edges):
 
 
 @pytest.mark.spark
-def test_connected_components_match_union_find(spark):
+@pytest.mark.parametrize("local_max_edges", [0, 50, 100_000], ids=["rounds", "too-many", "driver"])
+def test_connected_components_match_union_find(spark, local_max_edges):
+    """Distributed rounds, the driver's solver, and its fallback when edges exceed the cap."""
     from pipeline.dedup.components import connected_components
 
     rng = random.Random(3)
@@ -168,7 +170,8 @@ def test_connected_components_match_union_find(spark):
     edges += [(1000 + i, 1001 + i) for i in range(60)]  # a long chain: many rounds
     edges += [(5000, 5000 + i) for i in range(1, 40)]  # a big star
     df = spark.createDataFrame(edges, "u long, v long").repartition(3)
-    got = {r["node"]: r["component"] for r in connected_components(df).collect()}
+    comps = connected_components(df, local_max_edges=local_max_edges)
+    got = {r["node"]: r["component"] for r in comps.collect()}
     nodes = {n for e in edges for n in e if e[0] != e[1]}
     want = _union_find(nodes, [e for e in edges if e[0] != e[1]])
     assert got == want

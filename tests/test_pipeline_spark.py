@@ -51,9 +51,9 @@ def test_every_shared_file_reconciles(shared_run, shared_data):
 
 
 def _extracted(out) -> list[dict]:
-    """Documents as the extract stage left them (before language ID and the rules)."""
-    rows = pq.read_table(out / "_stages" / "extract").to_pylist()
-    return [r for r in rows if r["reject_reason"] is None]
+    """Documents extraction gave text (whatever language ID and the rules made of them)."""
+    rows = pq.read_table(out / "_stages" / "documents").to_pylist()
+    return [r for r in rows if r["reject_stage"] not in ("read", "decode", "extract")]
 
 
 def _as_data(rows: list[dict]) -> list[dict]:
@@ -93,8 +93,8 @@ def test_language_and_rule_verdicts_on_real_pages(shared_run):
     langs = manifest["languages"]
     assert langs["en"]["docs"] > langs["en"]["kept"] > 0 and langs["ru"]["kept"] == 0
     # every rule a document broke is named; the reason is the first of them
-    rules_rows = pq.read_table(shared_run / "_stages" / "rules").to_pylist()
-    broken = [r for r in rules_rows if r["reject_reason"] is not None]
+    docs = pq.read_table(shared_run / "_stages" / "documents").to_pylist()
+    broken = [r for r in docs if r["reject_stage"] == "rules"]
     for r in broken:
         assert r["reject_reason"] == r["failed_rules"][0]
         assert all(name in r["reject_detail"] for name in r["failed_rules"])
@@ -152,12 +152,16 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
     changed = cfg.model_copy(deep=True)
     changed.extract.include_tables = False
     assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
-    (out / "_stages" / "extract" / "_STAGE.json").unlink()
+    (out / "_stages" / "documents" / "_STAGE.json").unlink()
     assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
-    # a later stage's setting reruns that stage and the ones after it, not extraction
-    changed.langid.threshold = 0.5
+    # a dedup setting reruns that corpus stage and the ones after it, not the documents pass
+    changed.near_dedup.threshold = 0.7
     m3 = run(changed, [str(sample_warc)], out, spark)
-    assert [s["status"] for s in m3["stages"][:6]] == ["reused"] + ["ran"] * 5
+    assert [s["status"] for s in m3["stages"][:6]] == ["reused"] * 5 + ["ran"]
+    # a per-document stage's setting reruns the documents pass (its steps share the tasks)
+    changed.langid.threshold = 0.5
+    m4 = run(changed, [str(sample_warc)], out, spark)
+    assert {s["status"] for s in m4["stages"]} == {"ran"}
 
 
 def test_route_by_language(spark, cfg, sample_warc, tmp_path):

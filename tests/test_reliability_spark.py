@@ -146,12 +146,12 @@ def test_killed_driver_resumes_from_completed_stages(base_cfg, corpus, reference
     config.write_text(yaml.safe_dump(base_cfg.model_dump(mode="json")))
     out = tmp_path / "out"
     proc = _curate(config, corpus, out)
-    marker = out / "_stages" / "langid" / "_STAGE.json"
+    marker = out / "_stages" / "documents" / "_STAGE.json"
     deadline = time.monotonic() + 300
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before it could be killed"
-    assert marker.exists(), "langid never completed"
+    assert marker.exists(), "the documents pass never completed"
     os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and its Python workers
     proc.wait()
     assert not (out / "manifest.json").exists()
@@ -160,6 +160,6 @@ def test_killed_driver_resumes_from_completed_stages(base_cfg, corpus, reference
     assert again.wait(timeout=600) == 0
     stages = {s["name"]: s["status"] for s in json.loads((out / "manifest.json").read_text())
               ["stages"]}  # fmt: skip
-    assert stages["extract"] == stages["langid"] == "reused", stages
+    assert stages["extract"] == stages["langid"] == stages["rules"] == "reused", stages
     assert _content(out) == _content(reference)
     assert _shard_bytes(out) == _shard_bytes(reference)

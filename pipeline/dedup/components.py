@@ -1,5 +1,12 @@
-"""Connected components on DataFrames: alternating large-star / small-star (Kiveris et al.,
-"Connected Components in MapReduce and Beyond", SoCC 2014).
+"""Connected components of the near-duplicate graph.
+
+Up to `local_max_edges` edges (most crawls: an edge per near-duplicate document), the edges
+are collected in one job and solved on the driver with scipy's connected_components, as
+datatrove's one-process union-find does; the answer is the same, the many small jobs of the
+distributed rounds are not run. Above it the rounds below run on the cluster.
+
+Distributed: alternating large-star / small-star (Kiveris et al., "Connected Components in
+MapReduce and Beyond", SoCC 2014).
 
 Nodes are longs (crawl_pos), so every component's label is its smallest node: the document
 that "keep the first" keeps. Each round is a few joins and aggregations; the edge set shrinks
@@ -14,8 +21,12 @@ minima are taken.
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
+COMPONENTS_SCHEMA = "node long, component long"
 
 
 class ComponentsDidNotConverge(RuntimeError):
@@ -69,9 +80,41 @@ def cut_lineage(df: DataFrame) -> DataFrame:
     return df.checkpoint(eager=True) if sc.getCheckpointDir() else df.localCheckpoint(eager=True)
 
 
-def connected_components(edges: DataFrame, max_iterations: int = 64) -> DataFrame:
+def components_on_driver(edges: DataFrame, max_edges: int) -> DataFrame | None:
+    """connected_components' answer computed on the driver, or None when there are more than
+    `max_edges` edges (only that many + 1 are ever collected)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components as scipy_components
+
+    spark = edges.sparkSession
+    table = _undirected(edges).coalesce(1).limit(max_edges + 1).toArrow()
+    if table.num_rows > max_edges:
+        return None
+    if table.num_rows == 0:
+        return spark.createDataFrame([], COMPONENTS_SCHEMA)
+    u = table.column("u").to_numpy()
+    v = table.column("v").to_numpy()
+    nodes, index = np.unique(np.concatenate([u, v]), return_inverse=True)
+    m = len(u)
+    graph = coo_matrix((np.ones(m, dtype=np.int8), (index[:m], index[m:])), (len(nodes),) * 2)
+    n_comp, labels = scipy_components(graph, directed=False)
+    smallest = np.full(n_comp, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(smallest, labels, nodes)  # a component's label: its smallest node
+    return spark.createDataFrame(
+        pa.table({"node": nodes.astype(np.int64), "component": smallest[labels]})
+    )
+
+
+def connected_components(
+    edges: DataFrame, max_iterations: int = 64, local_max_edges: int = 0
+) -> DataFrame:
     """(node, component) for every node on an edge (`u`, `v` long columns); component = the
-    smallest node of its connected component. Nodes on no edge are their own component."""
+    smallest node of its connected component. Nodes on no edge are their own component.
+    Up to `local_max_edges` edges the driver solves it (components_on_driver)."""
+    if local_max_edges > 0:
+        local = components_on_driver(edges, local_max_edges)
+        if local is not None:
+            return local
     e = cut_lineage(_undirected(edges))
     rounds = 0
     while not is_star_forest(e):  # an empty edge set is a star forest too

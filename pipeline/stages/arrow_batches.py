@@ -10,24 +10,28 @@ import pyarrow as pa
 MAX_BATCH_BYTES = 32 << 20
 
 
+RowStep = Callable[[list[dict]], list[dict]]
+
+
 def rows_to_batches(
-    rows: Iterable[dict], schema: pa.Schema, max_rows: int
+    rows: Iterable[dict], schema: pa.Schema, max_rows: int, prepare: RowStep | None = None
 ) -> Iterator[pa.RecordBatch]:
-    """Group row dicts into record batches of at most `max_rows` rows / ~MAX_BATCH_BYTES."""
+    """Group row dicts into record batches of at most `max_rows` rows / ~MAX_BATCH_BYTES;
+    `prepare` runs on each group's rows first (missing fields become nulls)."""
     buf: list[dict] = []
     size = 0
     for row in rows:
         buf.append(row)
         size += len(row.get("payload") or b"") + len(row.get("text") or "")
         if len(buf) >= max_rows or size >= MAX_BATCH_BYTES:
-            yield pa.RecordBatch.from_pylist(buf, schema=schema)
+            yield pa.RecordBatch.from_pylist(prepare(buf) if prepare else buf, schema=schema)
             buf, size = [], 0
     if buf:
-        yield pa.RecordBatch.from_pylist(buf, schema=schema)
+        yield pa.RecordBatch.from_pylist(prepare(buf) if prepare else buf, schema=schema)
 
 
 def map_batches(
-    fn: Callable[[list[dict]], list[dict]], schema: pa.Schema
+    fn: RowStep, schema: pa.Schema
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A `mapInArrow` function applying `fn` to each batch's rows at once (for models that
     predict on lists), in and out as dicts."""
@@ -47,3 +51,13 @@ def extended_schema(spark_schema, fields: list[pa.Field]) -> pa.Schema:
     base = to_arrow_schema(spark_schema)
     names = {f.name for f in fields}
     return pa.schema([f for f in base if f.name not in names] + fields)
+
+
+def apply_step(docs, step: RowStep, fields: list[pa.Field]):
+    """`docs` with a per-document step applied to every row, its `fields` added. The pipeline
+    runs the steps inside the extract tasks instead (pipeline/stages/extract.py); this is the
+    same step as a DataFrame transform of its own."""
+    from pipeline.schema import spark_schema
+
+    schema = extended_schema(docs.schema, fields)
+    return docs.mapInArrow(map_batches(step, schema), spark_schema(schema))

@@ -10,8 +10,9 @@ from pyspark.sql import functions as F
 
 from pipeline.config import Config
 from pipeline.dedup.normalize import exact_key
-from pipeline.schema import spark_schema
-from pipeline.stages.arrow_batches import extended_schema, map_batches
+from pipeline.stages.arrow_batches import RowStep, apply_step
+
+KEY_FIELDS = [pa.field("exact_key", pa.string())]
 
 
 def mark_rejected(df: DataFrame, cond, stage: str, reason: str, detail) -> DataFrame:
@@ -24,17 +25,24 @@ def mark_rejected(df: DataFrame, cond, stage: str, reason: str, detail) -> DataF
     )
 
 
-def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    schema = extended_schema(docs.schema, [pa.field("exact_key", pa.string())])
+def key_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no settings)
+    """The per-document half: each row's `exact_key` (run in the extract tasks)."""
 
     def key(rows: list[dict]) -> list[dict]:
         for r in rows:
             r["exact_key"] = exact_key(r["text"] or "")
         return rows
 
-    keyed = docs.mapInArrow(map_batches(key, schema), spark_schema(schema))
-    # Window aggregates: one shuffle, and the Python key function runs once (a groupBy joined
-    # back to its own input would run it twice).
+    return key
+
+
+def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    """The corpus half: keep the first of each `exact_key` (computed here if `docs` lacks it)."""
+    keyed = docs
+    if "exact_key" not in docs.columns:
+        keyed = apply_step(docs, key_step(spark, cfg), KEY_FIELDS)
+    # Window aggregates: one shuffle, and the key is read once (a groupBy joined back to its
+    # own input would compute a Python key twice).
     group = Window.partitionBy("exact_key")
     out = keyed.withColumn("_first", F.min(F.struct("crawl_pos", "doc_id")).over(group))
     out = out.withColumn("_n", F.count("*").over(group))

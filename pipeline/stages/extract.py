@@ -1,27 +1,76 @@
-"""Stage `extract`: decode each candidate page and extract its main text with trafilatura.
+"""Stage `extract`, and the documents pass built on it: decode each candidate page, extract
+its main text with trafilatura, then run the per-document stages on it in the same task.
 
 Extraction dominates the run. It runs inside the read tasks (which split large files by byte
 range), so the raw HTML goes from the WARC to trafilatura without a shuffle or a trip
-through the JVM; only text and the ledger fields leave Python.
+through the JVM. The per-document halves of the later stages (language ID, rules, quality,
+dedup keys and signatures, tokens) follow on each batch of extracted rows before anything
+leaves Python, so the pass is one Spark job and one write, whatever the number of stages.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Sequence
 from functools import partial
 
+import pyarrow as pa
+from pyspark import Accumulator
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
 from pipeline.extract import process_record
 from pipeline.schema import DOC_SCHEMA
+from pipeline.stages.arrow_batches import RowStep
 from pipeline.stages.read import read_warcs
+
+# A per-document step: (stage name, function on a batch of rows, its task-seconds counter).
+Step = tuple[str, RowStep, Accumulator]
+
+
+def document_schema(fields: Sequence[pa.Field]) -> pa.Schema:
+    """DOC_SCHEMA plus the steps' fields (a later field replaces a same-named one)."""
+    names = {f.name for f in fields}
+    return pa.schema([f for f in DOC_SCHEMA if f.name not in names] + list(fields))
+
+
+def run_steps(rows: list[dict], steps: Sequence[Step]) -> list[dict]:
+    """Each step in order on the rows no earlier step (or extraction) rejected."""
+    for _, fn, seconds in steps:
+        live = [r for r in rows if r.get("reject_reason") is None]
+        if not live:
+            break
+        t0 = time.perf_counter()
+        fn(live)  # steps set fields on the rows they are given
+        seconds.add(time.perf_counter() - t0)
+    return rows
 
 
 def read_and_extract(
-    spark: SparkSession, files: list[str], cfg: Config, splits_per_file: int
+    spark: SparkSession,
+    files: list[str],
+    cfg: Config,
+    splits_per_file: int,
+    steps: Sequence[Step] = (),
+    fields: Sequence[pa.Field] = (),
+    extract_seconds: Accumulator | None = None,
 ) -> DataFrame:
-    """DOC_SCHEMA rows for every record of `files`; decode/extract failures are rejections."""
+    """A row for every record of `files`; decode/extract failures and the steps' drops are
+    rejections. `extract_seconds`, if given, sums the time spent decoding and extracting."""
     # One cache scope per run: payloads repeated within this run are extracted once.
     extract = partial(process_record, s=cfg.extract, read=cfg.read, scope=uuid.uuid4().hex)
-    return read_warcs(spark, files, cfg, splits_per_file, then=extract, schema=DOC_SCHEMA)
+    if extract_seconds is not None:
+        plain = extract
+
+        def extract(row: dict) -> dict:
+            t0 = time.perf_counter()
+            out = plain(row)
+            extract_seconds.add(time.perf_counter() - t0)
+            return out
+
+    prepare = partial(run_steps, steps=steps) if steps else None
+    return read_warcs(
+        spark, files, cfg, splits_per_file, then=extract, schema=document_schema(fields),
+        prepare=prepare,
+    )  # fmt: skip

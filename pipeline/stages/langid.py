@@ -12,8 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pipeline.config import Config
 from pipeline.langid import language_verdict, load_fasttext, predict_languages
 from pipeline.models import load_shipped, resolve, ship
-from pipeline.schema import spark_schema
-from pipeline.stages.arrow_batches import extended_schema, map_batches
+from pipeline.stages.arrow_batches import RowStep, apply_step
 
 LANG_FIELDS = [pa.field("lang", pa.string()), pa.field("lang_score", pa.float64())]
 
@@ -27,11 +26,10 @@ def lid_model_path(cfg: Config):
     )
 
 
-def identify_language(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    """`docs` (all kept so far) with `lang` and `lang_score`; drops marked with reasons."""
+def language_step(spark: SparkSession, cfg: Config) -> RowStep:
+    """Sets `lang` and `lang_score` on each row given; drops marked with reasons."""
     name = ship(spark, lid_model_path(cfg))
     conf = cfg.langid
-    schema = extended_schema(docs.schema, LANG_FIELDS)
 
     def label(rows: list[dict]) -> list[dict]:
         model = load_shipped(name, load_fasttext)
@@ -44,4 +42,9 @@ def identify_language(spark: SparkSession, docs: DataFrame, cfg: Config) -> Data
                 row["reject_reason"], row["reject_detail"] = verdict
         return rows
 
-    return docs.mapInArrow(map_batches(label, schema), spark_schema(schema))
+    return label
+
+
+def identify_language(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    """`docs` (all kept so far) with `lang` and `lang_score`; drops marked with reasons."""
+    return apply_step(docs, language_step(spark, cfg), LANG_FIELDS)

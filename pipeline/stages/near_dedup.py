@@ -1,12 +1,13 @@
-"""Stage `near_dedup`: MinHash-LSH near duplicates, distributed end to end.
+"""Stage `near_dedup`: MinHash-LSH near duplicates.
 
 1. Signatures: `bands x rows` MinHash values per document and one key per band, computed in
-   Python over whole documents (numpy) inside mapInArrow.
+   Python over whole documents (numpy) in the documents pass (signature_step).
 2. Buckets: one row per (band, key, document); every member of a bucket is joined to the
    bucket's smallest member (star edges), never all pairs of a large bucket.
 3. Verification (on by default): an edge stays where the two signatures agree on at least
    `threshold` of their values (estimated Jaccard), computed in the JVM.
-4. Connected components on the verified edges (pipeline/dedup/components.py); in each, the
+4. Connected components on the verified edges (pipeline/dedup/components.py: on the driver
+   up to `local_max_edges` edges, distributed rounds above); in each, the
    document with the smallest crawl_pos stays, the others are `near_dup:duplicate` with the
    kept doc_id and their estimated Jaccard to it.
 Kept rows carry `dup_cluster` (the kept doc_id) and `dup_cluster_size`.
@@ -21,34 +22,37 @@ from pyspark.sql import functions as F
 from pipeline.config import Config
 from pipeline.dedup.components import connected_components, cut_lineage
 from pipeline.dedup.minhash import MinHasher
-from pipeline.schema import spark_schema
-from pipeline.stages.arrow_batches import map_batches
+from pipeline.stages.arrow_batches import RowStep, apply_step
 from pipeline.stages.exact_dedup import mark_rejected
 
-SIG_SCHEMA = pa.schema(
-    [
-        pa.field("crawl_pos", pa.int64()),
-        pa.field("minhash", pa.list_(pa.int32())),
-        pa.field("bands", pa.list_(pa.int64())),
-    ]
-)
+SIG_FIELDS = [pa.field("minhash", pa.list_(pa.int32())), pa.field("bands", pa.list_(pa.int64()))]
 
 
-def signatures(docs: DataFrame, hasher: MinHasher) -> DataFrame:
+def hasher_of(cfg: Config) -> MinHasher:
+    c = cfg.near_dedup
+    return MinHasher(c.shingle_size, c.bands, c.rows, c.seed)
+
+
+def signature_settings(cfg: Config) -> dict:
+    """The settings the per-document half reads (the rest only change the corpus half)."""
+    c = cfg.near_dedup
+    return {"shingle_size": c.shingle_size, "bands": c.bands, "rows": c.rows, "seed": c.seed}
+
+
+def signature_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no model)
+    """The per-document half: each row's MinHash signature and band keys (numpy, whole
+    documents; run in the extract tasks)."""
+    hasher = hasher_of(cfg)
+    _ = hasher.permutations  # computed here and shipped with the step: workers skip datasketch
+
     def sign(rows: list[dict]) -> list[dict]:
-        out = []
         for r in rows:
             sig = hasher.signature(r["text"] or "")
-            out.append({
-                "crawl_pos": r["crawl_pos"],
-                "minhash": sig.view("int32").tolist(),
-                "bands": hasher.band_keys(sig).tolist(),
-            })  # fmt: skip
-        return out
+            r["minhash"] = sig.view("int32").tolist()
+            r["bands"] = hasher.band_keys(sig).tolist()
+        return rows
 
-    return docs.select("crawl_pos", "text").mapInArrow(
-        map_batches(sign, SIG_SCHEMA), spark_schema(SIG_SCHEMA)
-    )
+    return sign
 
 
 def _agreement(a: str, b: str, n: int):
@@ -58,9 +62,12 @@ def _agreement(a: str, b: str, n: int):
 
 
 def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    """The corpus half, on `minhash` and `bands` (computed here if `docs` lacks them)."""
     c = cfg.near_dedup
-    hasher = MinHasher(c.shingle_size, c.bands, c.rows, c.seed)
-    sigs = cut_lineage(signatures(docs, hasher))  # used four times below
+    hasher = hasher_of(cfg)
+    if "minhash" not in docs.columns:
+        docs = cut_lineage(apply_step(docs, signature_step(spark, cfg), SIG_FIELDS))
+    sigs = docs.select("crawl_pos", "minhash", "bands")
     buckets = sigs.select("crawl_pos", F.posexplode("bands").alias("band", "key"))
     roots = (
         buckets.groupBy("band", "key")
@@ -82,7 +89,7 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
             .where(_agreement("su", "sv", hasher.num_perm) >= c.threshold)
             .select("u", "v")
         )
-    comps = connected_components(edges, c.max_iterations)
+    comps = connected_components(edges, c.max_iterations, c.local_max_edges)
     own_sig = sigs.select(F.col("crawl_pos").alias("_pos"), F.col("minhash").alias("_sig"))
     labelled = (
         docs.join(comps, docs["crawl_pos"] == comps["node"], "left")

@@ -12,8 +12,7 @@ from pipeline.config import Config
 from pipeline.models import load_shipped, resolve, ship
 from pipeline.quality.fasttext_backend import meta_path
 from pipeline.quality.model import load_quality_model
-from pipeline.schema import spark_schema
-from pipeline.stages.arrow_batches import extended_schema, map_batches
+from pipeline.stages.arrow_batches import RowStep, apply_step
 
 QUALITY_FIELDS = [pa.field("quality_score", pa.float64())]
 
@@ -27,13 +26,12 @@ def quality_model_path(cfg: Config) -> Path:
     )
 
 
-def score_quality(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+def quality_step(spark: SparkSession, cfg: Config) -> RowStep:
     conf = cfg.quality
     path = quality_model_path(cfg)
     name = ship(spark, path)
     if conf.backend == "fasttext" and meta_path(path).is_file():
         ship(spark, meta_path(path))
-    schema = extended_schema(docs.schema, QUALITY_FIELDS)
 
     def score(rows: list[dict]) -> list[dict]:
         model = load_shipped(
@@ -51,4 +49,8 @@ def score_quality(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFram
                 row["reject_detail"] = f"{s:.3f} < {conf.threshold:g}"
         return rows
 
-    return docs.mapInArrow(map_batches(score, schema), spark_schema(schema))
+    return score
+
+
+def score_quality(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    return apply_step(docs, quality_step(spark, cfg), QUALITY_FIELDS)

@@ -101,12 +101,14 @@ def read_warcs(
     splits_per_file: int = 1,
     then: Callable[[dict], dict] | None = None,
     schema: pa.Schema = RECORD_SCHEMA,
+    prepare: Callable[[list[dict]], list[dict]] | None = None,
 ) -> DataFrame:
     """A DataFrame with a row for every record of `files` (index = crawl order).
 
     Each file is read by `splits_per_file` tasks, each streaming its own byte range, so one
     large file keeps every core busy with no shuffle. `then`, applied to each row inside the
-    same task, lets the next stage consume the raw payload before it ever reaches the JVM.
+    same task, lets the next stage consume the raw payload before it ever reaches the JVM;
+    `prepare` then runs on each batch of rows (see rows_to_batches).
     """
     tasks = [(i, p, k) for i, p in enumerate(files) for k in range(splits_per_file)]
     listing = spark.createDataFrame(
@@ -124,6 +126,6 @@ def read_warcs(
                     ):
                         yield then(row) if then else row
 
-        yield from rows_to_batches(rows(), schema, max_rows)
+        yield from rows_to_batches(rows(), schema, max_rows, prepare)
 
     return listing.mapInArrow(read_partition, spark_schema(schema))

@@ -12,8 +12,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
-from pipeline.schema import spark_schema
-from pipeline.stages.arrow_batches import extended_schema, map_batches
+from pipeline.stages.arrow_batches import RowStep, apply_step
 from pipeline.text.rules import checks, evaluate, stat_names
 
 
@@ -25,10 +24,9 @@ def rule_fields(cfg: Config) -> list[pa.Field]:
     ]
 
 
-def apply_rules(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+def rules_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no model)
     rules = cfg.rules
     all_checks = checks(rules)
-    schema = extended_schema(docs.schema, rule_fields(cfg))
 
     def check(rows: list[dict]) -> list[dict]:
         for row in rows:
@@ -46,4 +44,8 @@ def apply_rules(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
                 row["reject_detail"] = "; ".join(res.details)[:1000]
         return rows
 
-    return docs.mapInArrow(map_batches(check, schema), spark_schema(schema))
+    return check
+
+
+def apply_rules(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    return apply_step(docs, rules_step(spark, cfg), rule_fields(cfg))

@@ -8,8 +8,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
 from pipeline.mixture.sources import SourceMatcher
-from pipeline.schema import spark_schema
-from pipeline.stages.arrow_batches import extended_schema, map_batches
+from pipeline.stages.arrow_batches import RowStep, apply_step
 from pipeline.tokens.tokenizer import Tokenizer
 
 TOKEN_FIELDS = [
@@ -28,9 +27,8 @@ def get_tokenizer(name: str, eot: int | None) -> Tokenizer:
     return _tokenizers[key]
 
 
-def tokenize(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+def tokens_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no shipping)
     tok_conf, src_conf = cfg.tokenizer, cfg.sources
-    schema = extended_schema(docs.schema, TOKEN_FIELDS)
 
     def encode(rows: list[dict]) -> list[dict]:
         tok = get_tokenizer(tok_conf.name, tok_conf.eot_token)
@@ -42,4 +40,8 @@ def tokenize(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
             row["n_tokens"] = len(t)
         return rows
 
-    return docs.mapInArrow(map_batches(encode, schema), spark_schema(schema))
+    return encode
+
+
+def tokenize(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    return apply_step(docs, tokens_step(spark, cfg), TOKEN_FIELDS)
