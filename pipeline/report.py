@@ -196,8 +196,8 @@ def render_html(d: dict) -> str:
 
 
 def preload() -> None:
-    """Import matplotlib (~0.5 s) while Spark works, so the report at the end of a run does
-    not wait for it (run() calls this in a thread; Python's import lock makes it safe)."""
+    """Import matplotlib (~0.5 s) while Spark starts, so the report at the end of a run does
+    not wait for it (pipeline/driver_preload.py calls this in a thread)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -31,12 +31,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pipeline import driver_preload
 from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
+from pipeline.outcomes import ReconcileError, count_outcomes  # noqa: F401 (API)
 from pipeline.preflight import check_run
-from pipeline.report import preload as preload_report
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.arrow_batches import RowStep
@@ -46,7 +47,7 @@ from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
 from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_settings, signature_step
 from pipeline.stages.quality import QUALITY_FIELDS, quality_model_path, quality_step
 from pipeline.stages.rules import rule_fields, rules_step
-from pipeline.stages.tokenize import TOKEN_FIELDS, tokens_step
+from pipeline.stages.tokenize import TOKEN_FIELDS, get_tokenizer, tokens_step
 from pipeline.warmup import warm_workers
 
 log = logging.getLogger(__name__)
@@ -114,10 +115,6 @@ STAGE_METADATA = (
 
 def enabled_stages(cfg: Config) -> list[Stage]:
     return [st for st in STAGES if st.enabled(cfg)]
-
-
-class ReconcileError(RuntimeError):
-    """Counts that do not add up: some record was neither kept nor rejected."""
 
 
 def package_versions() -> dict[str, str]:
@@ -193,47 +190,6 @@ def _kept(rows: DataFrame) -> DataFrame:
     return rows.where(F.col("reject_reason").isNull())
 
 
-def count_outcomes(read_rows: int, frames: list[DataFrame]) -> dict:
-    """`{"read", "kept", "rejected": {"stage:reason": n}}` over the stage outputs in order,
-    checked to reconcile: every row read is kept by the last stage or dropped by one."""
-    drops = reduce(
-        DataFrame.unionByName,
-        [f.select("reject_stage", "reject_reason").where(F.col("reject_reason").isNotNull())
-         for f in frames],
-    )  # fmt: skip
-    agg = drops.groupBy("reject_stage", "reject_reason").count().collect()  # one row a reason
-    kept = _kept(frames[-1]).count()
-    rejected = {f"{r['reject_stage']}:{r['reject_reason']}": int(r["count"]) for r in agg}
-    counts = {"read": read_rows, "kept": kept, "rejected": dict(sorted(rejected.items()))}
-    if read_rows != kept + sum(rejected.values()):
-        raise ReconcileError(
-            f"counts do not reconcile: read {read_rows} != kept {kept} + rejected "
-            f"{sum(rejected.values())} ({rejected}); this is a pipeline bug, please report it"
-        )
-    return counts
-
-
-def rule_failures(rules_rows: DataFrame) -> dict[str, int]:
-    """How many documents broke each rule (a document can break several)."""
-    agg = (
-        rules_rows.select(F.explode("failed_rules").alias("rule")).groupBy("rule").count()
-    ).collect()
-    return {r["rule"]: int(r["count"]) for r in sorted(agg, key=lambda r: (-r["count"], r["rule"]))}
-
-
-def language_counts(docs: DataFrame) -> dict[str, dict[str, int]]:
-    """Per language label: documents identified, and how many of them the stage kept."""
-    lang_rows = docs.where(F.col("lang").isNotNull())  # the rows that reached langid
-    kept_by_langid = F.col("reject_stage").isNull() | (F.col("reject_stage") != "lang")
-    agg = (
-        lang_rows.groupBy("lang")
-        .agg(F.count("*").alias("docs"), F.count(F.when(kept_by_langid, 1)))
-        .collect()
-    )
-    rows = sorted(agg, key=lambda r: (-r["docs"], r["lang"] or ""))
-    return {(r["lang"] or "unknown"): {"docs": int(r[1]), "kept": int(r[2])} for r in rows}
-
-
 def _step_settings(st: Stage, cfg: Config) -> object:
     return st.step_settings(cfg) if st.step_settings else cfg.section_hash(*st.sections)
 
@@ -272,7 +228,9 @@ def run(
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     check_run(cfg, files, out)
     out.mkdir(parents=True, exist_ok=True)
-    threading.Thread(target=preload_report, name="preload-report", daemon=True).start()
+    driver_preload.start()  # started by get_spark already, unless the session came from elsewhere
+    tok = cfg.tokenizer  # the mixture needs it on the driver at the end: load it meanwhile
+    threading.Thread(target=get_tokenizer, args=(tok.name, tok.eot_token), daemon=True).start()
     log.info("%d input file(s)", len(files))
     ui = spark.sparkContext.uiWebUrl
     if ui:
@@ -354,13 +312,14 @@ def run(
     ledger.repartition(1).sortWithinPartitions("crawl_pos").write.option(
         "compression", cfg.output.compression
     ).parquet(str(out / "rejected"))
-    counts = count_outcomes(read_rows, frames)
+    outcomes = count_outcomes(read_rows, frames, docs)
+    counts = outcomes.counts
     _rows_reaching_steps(stages, enabled, counts)
     stages.append(
         StageResult("write", str(out / "data"), "ran", time.perf_counter() - t0, counts["kept"])
     )
     t0 = time.perf_counter()
-    budget = write_mixture(spark, _kept(frames[-1]), cfg, out)
+    budget = write_mixture(spark, _kept(frames[-1]), cfg, out, outcomes.sources)
     stages.append(
         StageResult("mixture", str(out / "shards"), "ran", time.perf_counter() - t0,
                     sum(s["docs_after"] for s in budget["sources"].values()))
@@ -383,8 +342,8 @@ def run(
             "shards": budget["shards"],
             "per_source": {k: v["tokens_after"] for k, v in budget["sources"].items()},
         },
-        "rule_failures": rule_failures(docs),
-        "languages": language_counts(docs),
+        "rule_failures": outcomes.rule_failures,
+        "languages": outcomes.languages,
         "stages": [
             {"name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "rows": s.rows}
             for s in stages

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from pipeline import driver_preload
 from pipeline.config import Config
 
 
@@ -53,6 +54,7 @@ def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> Sp
         conf.setdefault("spark.python.daemon.module", "pipeline.worker_daemon")
     for key, value in conf.items():
         builder = builder.config(key, value)
+    driver_preload.start()  # the driver's heavy imports, while the JVM starts
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark

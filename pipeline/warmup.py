@@ -1,16 +1,15 @@
-"""Start the Python workers while the driver is still planning.
+"""Start the Python worker daemon while the driver is still planning.
 
-A cold local run spends ~2 s before its first task does any work: Spark starts the Python
-worker daemon, forks a worker per core, and each worker imports trafilatura, lxml, pyarrow
-and the pipeline. None of that depends on the plan, so a one-task-per-core job started in a
-thread when the run begins does it in the shadow of the driver's own start-up. Spark reuses
-idle Python workers (`spark.python.worker.reuse`, on by default), so the stages' tasks land on
-workers that are already warm.
+A cold local run spends ~1 s before its first task does any work: Spark starts the Python
+worker daemon, which (pipeline/worker_daemon.py) imports trafilatura, lxml, pyarrow and the
+pipeline before it forks workers. None of that depends on the plan, so a trivial
+one-task-per-core job started in a thread when the run begins does it in the shadow of the
+driver's own start-up; the stages' workers are then forked from a ready daemon.
 
-Workers are pooled per (interpreter, environment). SQL's Arrow UDFs add
+Daemons are kept per (interpreter, environment). SQL's Arrow UDFs add
 SPARK_SIMPLIFIED_TRACEBACK to the environment, so the warm-up job (a plain RDD job: planning a
-DataFrame in a cold JVM takes longer than the warm-up saves) sets it the same way, or its
-workers would sit in a pool the stages never draw from.
+DataFrame in a cold JVM takes longer than the warm-up saves) sets it the same way, or it would
+start a daemon the stages never fork from.
 """
 
 from __future__ import annotations
@@ -23,18 +22,11 @@ from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
-_PAGE = f"<html><body><article><p>{'Warm words for a page. ' * 20}</p></article></body></html>"
 _TRACEBACK_CONF = "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled"
 
 
 def _warm(_: Iterator[int]) -> Iterator[int]:
-    from pipeline.worker_daemon import preload
-
-    preload()  # already done when the daemon is pipeline.worker_daemon (local mode)
-    import trafilatura
-
-    trafilatura.extract(_PAGE)  # the first call loads trafilatura's lazy resources
-    yield 0
+    yield 0  # the daemon that forked this worker has started (and preloaded, in local mode)
 
 
 def warm_workers(spark: SparkSession) -> threading.Thread:

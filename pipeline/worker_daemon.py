@@ -3,7 +3,8 @@
 Spark forks one Python worker per task slot from a daemon process (`pyspark.daemon`); each
 fresh worker would import trafilatura, lxml, numpy, pyarrow and the pipeline itself (~0.5 s,
 on every core at once, at the start of every run). Importing them in the daemon, before the
-first fork, lets every worker inherit them. Local mode sets `spark.python.daemon.module` to
+first fork, lets every worker inherit them (workers are forked per task slot and are not
+always reused: a fresh fork is the common case). Local mode sets `spark.python.daemon.module` to
 this module (pipeline/spark.py). An import that fails here is left for the task to report.
 """
 
@@ -24,12 +25,19 @@ PRELOAD = (
 )
 
 
+_PAGE = f"<html><body><article><p>{'Warm words for a page. ' * 20}</p></article></body></html>"
+
+
 def preload() -> None:
     for name in PRELOAD:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001  the task importing it will raise with its traceback
             pass
+    try:  # the first extraction loads trafilatura's lazy parts (~0.1 s); forks inherit them
+        importlib.import_module("trafilatura").extract(_PAGE)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 if __name__ == "__main__":

@@ -26,8 +26,8 @@ from pipeline.dedup.components import cut_lineage
 from pipeline.mixture.sampling import copies, uniform
 from pipeline.schema import spark_schema
 from pipeline.stages.arrow_batches import map_batches
+from pipeline.stages.tokenize import get_tokenizer
 from pipeline.tokens.shards import write_token_shard
-from pipeline.tokens.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +73,29 @@ def plan_epochs(available: dict[str, int], cfg: Config) -> dict[str, float]:
     return out
 
 
-def write_mixture(spark: SparkSession, kept: DataFrame, cfg: Config, out: Path) -> dict:
-    """Write DIR/shards/, DIR/tokens/ and DIR/budget.json from the kept, tokenised rows."""
-    before = {
-        r["source"]: (int(r["docs"]), int(r["tokens"] or 0))
+def source_totals(kept: DataFrame) -> dict[str, tuple[int, int, int]]:
+    """source -> (docs, tokens, text bytes) of the kept rows."""
+    return {
+        r["source"]: (int(r["docs"]), int(r["tokens"] or 0), int(r["bytes"] or 0))
         for r in kept.groupBy("source")
-        .agg(F.count("*").alias("docs"), F.sum("n_tokens").alias("tokens"))
+        .agg(F.count("*").alias("docs"), F.sum("n_tokens").alias("tokens"),
+             F.sum(F.octet_length("text")).alias("bytes"))
         .collect()
-    }
+    }  # fmt: skip
+
+
+def write_mixture(
+    spark: SparkSession,
+    kept: DataFrame,
+    cfg: Config,
+    out: Path,
+    totals: dict[str, tuple[int, int, int]] | None = None,
+) -> dict:
+    """Write DIR/shards/, DIR/tokens/ and DIR/budget.json from the kept, tokenised rows;
+    `totals` = source_totals(kept), when the caller has counted them already."""
+    if totals is None:
+        totals = source_totals(kept)
+    before = {s: (d, t) for s, (d, t, _) in totals.items()}
     ep = plan_epochs({s: t for s, (_, t) in before.items()}, cfg)
     mseed, sseed = cfg.mixture.seed, cfg.shards.seed
     rows = kept.select(
@@ -102,14 +117,13 @@ def write_mixture(spark: SparkSession, kept: DataFrame, cfg: Config, out: Path) 
         return outr
 
     mixed = rows.mapInArrow(map_batches(draw, mixed_schema), spark_schema(mixed_schema))
-    mixed = cut_lineage(mixed)  # counted, then written: draw the copies once
-    after = {
-        r["source"]: (int(r["docs"]), int(r["tokens"] or 0), int(r["bytes"] or 0))
-        for r in mixed.groupBy("source")
-        .agg(F.count("*").alias("docs"), F.sum("n_tokens").alias("tokens"),
-             F.sum(F.octet_length("text")).alias("bytes"))
-        .collect()
-    }  # fmt: skip
+    if all(e == int(e) for e in ep.values()):
+        # whole epochs (natural mode: all 1): every document has exactly e copies
+        after = {s: (d * int(ep[s]), t * int(ep[s]), b * int(ep[s]))
+                 for s, (d, t, b) in totals.items()}  # fmt: skip
+    else:
+        mixed = cut_lineage(mixed)  # counted, then written: draw the copies once
+        after = source_totals(mixed)
     total_rows = sum(d for d, _, _ in after.values())
     total_bytes = sum(b for _, _, b in after.values())
     sc = cfg.shards
@@ -117,7 +131,7 @@ def write_mixture(spark: SparkSession, kept: DataFrame, cfg: Config, out: Path) 
         n_shards = max(1, math.ceil(total_bytes / sc.target_bytes))
     else:
         n_shards = max(1, math.ceil(total_rows / (sc.rows_per_shard or total_rows or 1)))
-    tok = Tokenizer(cfg.tokenizer.name, cfg.tokenizer.eot_token)
+    tok = get_tokenizer(cfg.tokenizer.name, cfg.tokenizer.eot_token)  # loaded once a process
     eot, dtype = tok.eot, tok.dtype
     shard_dir, token_dir = out / "shards", out / "tokens"
     for d in (shard_dir, token_dir):

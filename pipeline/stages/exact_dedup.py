@@ -18,11 +18,11 @@ KEY_FIELDS = [pa.field("exact_key", pa.string())]
 def mark_rejected(df: DataFrame, cond, stage: str, reason: str, detail) -> DataFrame:
     """Set the reject columns where `cond` holds (on rows not rejected yet)."""
     hit = cond & F.col("reject_reason").isNull()
-    return (
-        df.withColumn("reject_stage", F.when(hit, F.lit(stage)).otherwise(F.col("reject_stage")))
-        .withColumn("reject_detail", F.when(hit, detail).otherwise(F.col("reject_detail")))
-        .withColumn("reject_reason", F.when(hit, F.lit(reason)).otherwise(F.col("reject_reason")))
-    )
+    return df.withColumns({  # one projection: each expression sees the input's columns
+        "reject_stage": F.when(hit, F.lit(stage)).otherwise(F.col("reject_stage")),
+        "reject_detail": F.when(hit, detail).otherwise(F.col("reject_detail")),
+        "reject_reason": F.when(hit, F.lit(reason)).otherwise(F.col("reject_reason")),
+    })  # fmt: skip
 
 
 def key_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no settings)
@@ -44,8 +44,10 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     # Window aggregates: one shuffle, and the key is read once (a groupBy joined back to its
     # own input would compute a Python key twice).
     group = Window.partitionBy("exact_key")
-    out = keyed.withColumn("_first", F.min(F.struct("crawl_pos", "doc_id")).over(group))
-    out = out.withColumn("_n", F.count("*").over(group))
+    out = keyed.withColumns(
+        {"_first": F.min(F.struct("crawl_pos", "doc_id")).over(group),
+         "_n": F.count("*").over(group)}
+    )  # fmt: skip
     out = mark_rejected(
         out,
         F.col("crawl_pos") != F.col("_first.crawl_pos"),

@@ -90,23 +90,16 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
             .select("u", "v")
         )
     comps = connected_components(edges, c.max_iterations, c.local_max_edges)
-    own_sig = sigs.select(F.col("crawl_pos").alias("_pos"), F.col("minhash").alias("_sig"))
-    labelled = (
-        docs.join(comps, docs["crawl_pos"] == comps["node"], "left")
-        .withColumn("_root", F.coalesce("component", "crawl_pos"))
-        .join(own_sig, F.col("crawl_pos") == F.col("_pos"))
+    labelled = docs.join(comps, docs["crawl_pos"] == comps["node"], "left").withColumn(
+        "_root", F.coalesce("component", "crawl_pos")
     )
     # The root is its component's smallest crawl_pos: window minima give its id and signature.
     cluster = Window.partitionBy("_root")
-    root = F.min(F.struct("crawl_pos", "doc_id", "_sig")).over(cluster)
-    out = (
-        labelled.withColumn("_r", root)
-        .withColumn("dup_cluster", F.col("_r.doc_id"))
-        .withColumn("_rsig", F.col("_r._sig"))
-        .withColumn("dup_cluster_size", F.count("*").over(cluster).cast("int"))
-        .drop("_r")
-    )
-    jac = _agreement("_sig", "_rsig", hasher.num_perm)
+    root = F.min(F.struct("crawl_pos", "doc_id", F.col("minhash").alias("sig"))).over(cluster)
+    out = labelled.withColumns(
+        {"_r": root, "dup_cluster_size": F.count("*").over(cluster).cast("int")}
+    ).withColumns({"dup_cluster": F.col("_r.doc_id"), "_rsig": F.col("_r.sig")})
+    jac = _agreement("minhash", "_rsig", hasher.num_perm)
     out = mark_rejected(
         out,
         F.col("crawl_pos") != F.col("_root"),
@@ -114,4 +107,4 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
         "duplicate",
         F.format_string("kept %s, estimated Jaccard %.3f", F.col("dup_cluster"), jac),
     )
-    return out.drop("node", "component", "_root", "_rsig", "_pos", "_sig")
+    return out.drop("node", "component", "_root", "_r", "_rsig")

@@ -3,6 +3,8 @@ ids and count (the tokenizer in `tokenizer`), so the mixture can weigh sources i
 
 from __future__ import annotations
 
+import threading
+
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
@@ -19,12 +21,16 @@ TOKEN_FIELDS = [
 _tokenizers: dict[tuple[str, int | None], Tokenizer] = {}
 
 
+_lock = threading.Lock()
+
+
 def get_tokenizer(name: str, eot: int | None) -> Tokenizer:
-    """One tokenizer per Python worker."""
+    """One tokenizer per process (a Python worker, or the driver for the mixture)."""
     key = (name, eot)
-    if key not in _tokenizers:
-        _tokenizers[key] = Tokenizer(name, eot)
-    return _tokenizers[key]
+    with _lock:  # the driver loads it in a thread while Spark works
+        if key not in _tokenizers:
+            _tokenizers[key] = Tokenizer(name, eot)
+        return _tokenizers[key]
 
 
 def tokens_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no shipping)

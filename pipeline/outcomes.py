@@ -1,0 +1,88 @@
+"""What a run did, counted in one Spark aggregation: rows dropped per stage and reason, rows
+kept (and their tokens and bytes per source, which the mixture plans with), rule failures,
+and languages. One job instead of one per figure: on a small crawl each job costs more than
+the counting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+
+class ReconcileError(RuntimeError):
+    """Counts that do not add up: some record was neither kept nor rejected."""
+
+
+@dataclass
+class Outcomes:
+    counts: dict  # {"read", "kept", "rejected": {"stage:reason": n}}
+    rule_failures: dict[str, int]  # documents breaking each rule (one can break several)
+    languages: dict[str, dict[str, int]]  # label -> documents identified, kept by langid
+    sources: dict[str, tuple[int, int, int]]  # kept: source -> (docs, tokens, text bytes)
+
+
+def _facts(df: DataFrame, kind: str, key: Column, flag: Column | None = None,
+           tokens: Column | None = None, size: Column | None = None) -> DataFrame:  # fmt: skip
+    zero = F.lit(0).cast("long")
+    return df.select(
+        F.lit(kind).alias("kind"),
+        key.cast("string").alias("key"),
+        (flag.cast("long") if flag is not None else zero).alias("flag"),
+        (tokens.cast("long") if tokens is not None else zero).alias("tokens"),
+        (size.cast("long") if size is not None else zero).alias("bytes"),
+    )
+
+
+def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> Outcomes:
+    """`frames`: the documents pass then each corpus stage's output, in order (a row dropped
+    by one stage is not in the next); `docs`: the documents pass, for rules and languages.
+    Checked to reconcile: every row read is kept by the last stage or dropped by one."""
+    kept = frames[-1].where(F.col("reject_reason").isNull())
+    parts = [
+        _facts(f.where(F.col("reject_reason").isNotNull()), "reject",
+               F.concat_ws(":", "reject_stage", "reject_reason"))
+        for f in frames
+    ]  # fmt: skip
+    parts.append(
+        _facts(kept, "kept", F.col("source") if "source" in kept.columns else F.lit(""),
+               tokens=F.col("n_tokens") if "n_tokens" in kept.columns else None,
+               size=F.octet_length("text"))
+    )  # fmt: skip
+    if "failed_rules" in docs.columns:
+        parts.append(_facts(docs.select(F.explode("failed_rules").alias("r")), "rule", F.col("r")))
+    if "lang" in docs.columns:
+        kept_by_langid = F.col("reject_stage").isNull() | (F.col("reject_stage") != "lang")
+        parts.append(
+            _facts(docs.where(F.col("lang").isNotNull()), "lang", F.col("lang"), kept_by_langid)
+        )
+    agg = (
+        reduce(DataFrame.unionByName, parts)
+        .groupBy("kind", "key")
+        .agg(F.count("*").alias("n"), F.sum("flag").alias("flag"),
+             F.sum("tokens").alias("tokens"), F.sum("bytes").alias("bytes"))
+        .collect()
+    )  # fmt: skip
+    by_kind: dict[str, list] = {}
+    for r in agg:
+        by_kind.setdefault(r["kind"], []).append(r)
+    rejected = {r["key"]: int(r["n"]) for r in by_kind.get("reject", [])}
+    sources = {r["key"]: (int(r["n"]), int(r["tokens"]), int(r["bytes"]))
+               for r in by_kind.get("kept", [])}  # fmt: skip
+    n_kept = sum(d for d, _, _ in sources.values())
+    counts = {"read": read_rows, "kept": n_kept, "rejected": dict(sorted(rejected.items()))}
+    if read_rows != n_kept + sum(rejected.values()):
+        raise ReconcileError(
+            f"counts do not reconcile: read {read_rows} != kept {n_kept} + rejected "
+            f"{sum(rejected.values())} ({rejected}); this is a pipeline bug, please report it"
+        )
+    rules = sorted(by_kind.get("rule", []), key=lambda r: (-r["n"], r["key"]))
+    langs = sorted(by_kind.get("lang", []), key=lambda r: (-r["n"], r["key"]))
+    return Outcomes(
+        counts=counts,
+        rule_failures={r["key"]: int(r["n"]) for r in rules},
+        languages={r["key"]: {"docs": int(r["n"]), "kept": int(r["flag"])} for r in langs},
+        sources=sources,
+    )
