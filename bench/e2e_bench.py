@@ -63,21 +63,37 @@ def build_warc(path: Path, copy: int = 0) -> int:
     return write_pages_warc(path, with_duplicates(pages, share=0.15, seed=copy), tag=f"e2e{copy}")
 
 
-def measure(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS bytes of the process tree, output tail) of a command."""
+def _kind(p: psutil.Process) -> str:
+    """jvm, python (driver, Spark's workers, datatrove's processes), or other (shell)."""
+    try:
+        name = os.path.basename(p.exe())
+    except psutil.Error:
+        return "other"
+    return "jvm" if name.startswith("java") else "python" if "python" in name else "other"
+
+
+def measure(cmd: list[str], env: dict | None = None) -> tuple[float, int, str, dict]:
+    """(wall seconds, peak memory of the process tree, output tail, CPU seconds per kind of
+    process: the last reading of each, sampled every 50 ms) of a command. Memory is the sum
+    of PSS (each shared page split between the processes sharing it): Spark's Python workers
+    and datatrove's are forked and share most of their pages, which RSS would count again
+    in every process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)  # fmt: skip
     ps = psutil.Process(proc.pid)
     peak = 0
     out = []
+    cpu: dict[int, tuple[str, float]] = {}
     os.set_blocking(proc.stdout.fileno(), False)
     while proc.poll() is None:
         rss = 0
         try:
             for p in [ps, *ps.children(recursive=True)]:
                 try:
-                    rss += p.memory_info().rss
+                    rss += p.memory_full_info().pss
+                    t = p.cpu_times()
+                    cpu[p.pid] = (_kind(p), t.user + t.system)  # a shell may exec java
                 except psutil.Error:
                     pass
         except psutil.Error:
@@ -92,7 +108,10 @@ def measure(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
     text = b"".join(out).decode(errors="replace")
     if proc.returncode:
         raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}):\n{text[-4000:]}")
-    return wall, peak, text[-2000:]
+    by_kind: dict[str, float] = {}
+    for kind, seconds in cpu.values():
+        by_kind[kind] = round(by_kind.get(kind, 0.0) + seconds, 2)
+    return wall, peak, text[-2000:], by_kind
 
 
 def floor_seconds(warcs: list[Path], cfg) -> tuple[float, int]:
@@ -169,15 +188,16 @@ def main() -> int:
         order = ("ours", "theirs") if r % 2 == 0 else ("theirs", "ours")
         for side in order:
             if side == "ours":
-                wall, peak, _ = measure(ours_cmd)
+                wall, peak, _, cpu = measure(ours_cmd)
                 m = json.loads((WORK / "ours" / "manifest.json").read_text())
-                ours.append({"wall": wall, "peak": peak, "pipeline": m["seconds"],
+                ours.append({"wall": wall, "peak": peak, "pipeline": m["seconds"], "cpu": cpu,
                              "stages": {s["name"]: s["seconds"] for s in m["stages"]},
+                             "task_seconds": m.get("documents_pass_task_seconds", {}),
                              "read": m["counts"]["read"], "kept": m["counts"]["kept"]})  # fmt: skip
             else:
-                wall, peak, _ = measure(theirs_cmd)
+                wall, peak, _, cpu = measure(theirs_cmd)
                 t = json.loads((WORK / "theirs.json").read_text())
-                theirs.append({"wall": wall, "peak": peak, "pipeline": t["seconds"],
+                theirs.append({"wall": wall, "peak": peak, "pipeline": t["seconds"], "cpu": cpu,
                                "stages": t["step_seconds"], "blocks": t["block_seconds"],
                                "kept": len(t["kept_urls"])})  # fmt: skip
             print(f"round {r + 1} {side:6} wall {wall:6.1f} s  peak {peak / 2**20:6.0f} MiB",
@@ -231,7 +251,10 @@ def main() -> int:
             "docs_per_s": round(records / med["ours"]["wall"], 2),
             "docs_per_s_warm": round(records / med["ours"]["pipeline"], 2),
             "median_peak_mib": round(statistics.median(x["peak"] for x in ours) / 2**20),
+            "median_cpu_seconds": _median_stages([x["cpu"] for x in ours]),
             "stage_seconds": _median_stages([x["stages"] for x in ours]),
+            # inside the documents pass, per step, summed over tasks
+            "documents_pass_task_seconds": _median_stages([x["task_seconds"] for x in ours]),
             "kept": len(a),
         },
         "ours_warm_session": {
@@ -246,6 +269,7 @@ def main() -> int:
             "median_pipeline_seconds": med["theirs"]["pipeline"],
             "docs_per_s": round(records / med["theirs"]["wall"], 2),
             "median_peak_mib": round(statistics.median(x["peak"] for x in theirs) / 2**20),
+            "median_cpu_seconds": _median_stages([x["cpu"] for x in theirs]),
             "stage_seconds": _median_stages([x["stages"] for x in theirs]),
             "block_seconds_summed_over_tasks": _median_stages([x["blocks"] for x in theirs]),
             "kept": len(b),
@@ -298,7 +322,8 @@ def _our_versions() -> dict[str, str]:
 
 
 def _median_stages(runs: list[dict[str, float]]) -> dict[str, float]:
-    return {k: _median([r.get(k, 0.0) for r in runs]) for k in runs[0]}
+    keys = dict.fromkeys(k for r in runs for k in r)
+    return {k: _median([r.get(k, 0.0) for r in runs]) for k in keys}
 
 
 def _tally(reasons) -> dict[str, int]:
@@ -321,6 +346,9 @@ def _print(r: dict) -> None:
     print(f"{'warm session s':24}{w['median_pipeline_seconds']:>12}")
     print(f"{'peak MiB':24}{o['median_peak_mib']:>12}{t['median_peak_mib']:>12}")
     print(f"{'kept':24}{o['kept']:>12}{t['kept']:>12}")
+    for kind in sorted(set(o["median_cpu_seconds"]) | set(t["median_cpu_seconds"])):
+        print(f"{'cpu s ' + kind:24}{o['median_cpu_seconds'].get(kind, 0):>12}"
+              f"{t['median_cpu_seconds'].get(kind, 0):>12}")  # fmt: skip
     print(f"floor (trafilatura alone / cores): {f['seconds_on_cores']} s")
     print(f"ratios: {r['ratios']}")
     brief = {k: v for k, v in r["agreement"].items() if "sample" not in k}

@@ -84,6 +84,14 @@ def ship(spark, path: Path) -> str:
     return path.name
 
 
+def preload_model(path: str | Path, loader: Callable[[str], Any], variant: str = "") -> None:
+    """Load the model that will be shipped from `path` ahead of its first use in this process
+    (the local worker daemon does, before it forks); load_shipped then finds it."""
+    key = f"{Path(path).name}\0{variant}"
+    if key not in _loaded:
+        _loaded[key] = loader(str(path))
+
+
 def load_shipped(name: str, loader: Callable[[str], Any], variant: str = "") -> Any:
     """The model shipped as `name`, loaded once per Python worker (and per `variant` of the
     loader's settings)."""

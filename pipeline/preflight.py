@@ -15,7 +15,7 @@ from pipeline.streams import is_url
 
 # What a run writes at the top of its output directory (an earlier run may be resumed).
 RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
-               "budget.json", "report.html", "report.json"}  # fmt: skip
+               "budget.json", "report.html", "report.json", ".curate.lock"}  # fmt: skip
 
 
 def check_models(cfg: Config) -> None:

@@ -31,7 +31,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline import driver_preload
+from pipeline import driver_preload, output_lock
 from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
@@ -223,11 +223,24 @@ def run(
     """Run the pipeline; returns the manifest (also written to DIR/manifest.json)."""
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
-    warm_workers(spark)
+    warm_workers(spark, cfg)
     out = Path(output).resolve()
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     check_run(cfg, files, out)
     out.mkdir(parents=True, exist_ok=True)
+    with output_lock.hold(out):
+        return _run_stages(cfg, files, out, spark, force, started, t_start)
+
+
+def _run_stages(
+    cfg: Config,
+    files: list[str],
+    out: Path,
+    spark: SparkSession,
+    force: bool,
+    started: str,
+    t_start: float,
+) -> dict:
     driver_preload.start()  # started by get_spark already, unless the session came from elsewhere
     tok = cfg.tokenizer  # the mixture needs it on the driver at the end: load it meanwhile
     threading.Thread(target=get_tokenizer, args=(tok.name, tok.eot_token), daemon=True).start()

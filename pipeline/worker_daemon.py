@@ -11,6 +11,12 @@ this module (pipeline/spark.py). An import that fails here is left for the task 
 from __future__ import annotations
 
 import importlib
+import json
+import os
+
+# Set by pipeline.warmup (local mode): the run's language-ID model and tokenizer, which every
+# worker loads on first use (~0.2 s each); the daemon loads them once and forks them loaded.
+PRELOAD_ENV = "CURATE_PRELOAD"
 
 PRELOAD = (
     "pyarrow",
@@ -37,6 +43,19 @@ def preload() -> None:
     try:  # the first extraction loads trafilatura's lazy parts (~0.1 s); forks inherit them
         importlib.import_module("trafilatura").extract(_PAGE)
     except Exception:  # noqa: BLE001
+        pass
+    try:
+        spec = json.loads(os.environ.get(PRELOAD_ENV) or "{}")
+        if spec.get("langid"):
+            from pipeline.langid import load_fasttext
+            from pipeline.models import preload_model
+
+            preload_model(spec["langid"], load_fasttext)
+        if spec.get("tokenizer"):
+            from pipeline.stages.tokenize import get_tokenizer
+
+            get_tokenizer(*spec["tokenizer"])
+    except Exception:  # noqa: BLE001  loaded again (and failing loudly) where it is used
         pass
 
 
