@@ -74,7 +74,7 @@ def _kind(p: psutil.Process) -> str:
 
 def measure(cmd: list[str], env: dict | None = None) -> tuple[float, int, str, dict]:
     """(wall seconds, peak memory of the process tree, output tail, CPU seconds per kind of
-    process: the last reading of each, sampled every 50 ms) of a command. Memory is the sum
+    process: the last reading of each, sampled every 0.1 s) of a command. Memory is the sum
     of PSS (each shared page split between the processes sharing it): Spark's Python workers
     and datatrove's are forked and share most of their pages, which RSS would count again
     in every process."""
@@ -86,12 +86,17 @@ def measure(cmd: list[str], env: dict | None = None) -> tuple[float, int, str, d
     out = []
     cpu: dict[int, tuple[str, float]] = {}
     os.set_blocking(proc.stdout.fileno(), False)
+    tick = 0
     while proc.poll() is None:
+        # CPU every 0.1 s; PSS every second: reading a JVM's smaps is itself costly
+        pss = tick % 10 == 0
+        tick += 1
         rss = 0
         try:
             for p in [ps, *ps.children(recursive=True)]:
                 try:
-                    rss += p.memory_full_info().pss
+                    if pss:
+                        rss += p.memory_full_info().pss
                     t = p.cpu_times()
                     cpu[p.pid] = (_kind(p), t.user + t.system)  # a shell may exec java
                 except psutil.Error:
@@ -102,7 +107,7 @@ def measure(cmd: list[str], env: dict | None = None) -> tuple[float, int, str, d
         chunk = proc.stdout.read()
         if chunk:
             out.append(chunk)
-        time.sleep(0.05)
+        time.sleep(0.1)
     wall = time.perf_counter() - t0
     out.append(proc.stdout.read() or b"")
     text = b"".join(out).decode(errors="replace")
