@@ -249,18 +249,11 @@ def main() -> int:
         "versions": {"ours": _our_versions(), "theirs": t["versions"]},
         "rounds": args.rounds,
         "ours": {
-            "wall_seconds": [round(x["wall"], 3) for x in ours],
-            "median_wall_seconds": med["ours"]["wall"],
-            "median_pipeline_seconds": med["ours"]["pipeline"],  # after Spark start-up
+            **_side_figures(ours, records, len(a)),
             "median_startup_seconds": round(med["ours"]["wall"] - med["ours"]["pipeline"], 3),
-            "docs_per_s": round(records / med["ours"]["wall"], 2),
             "docs_per_s_warm": round(records / med["ours"]["pipeline"], 2),
-            "median_peak_mib": round(statistics.median(x["peak"] for x in ours) / 2**20),
-            "median_cpu_seconds": _median_stages([x["cpu"] for x in ours]),
-            "stage_seconds": _median_stages([x["stages"] for x in ours]),
             # inside the documents pass, per step, summed over tasks
             "documents_pass_task_seconds": _median_stages([x["task_seconds"] for x in ours]),
-            "kept": len(a),
         },
         "ours_warm_session": {
             "pipeline_seconds": [w["seconds"] for w in warm],
@@ -269,15 +262,8 @@ def main() -> int:
             "stage_seconds": _median_stages([w["stages"] for w in warm]),
         },
         "theirs": {
-            "wall_seconds": [round(x["wall"], 3) for x in theirs],
-            "median_wall_seconds": med["theirs"]["wall"],
-            "median_pipeline_seconds": med["theirs"]["pipeline"],
-            "docs_per_s": round(records / med["theirs"]["wall"], 2),
-            "median_peak_mib": round(statistics.median(x["peak"] for x in theirs) / 2**20),
-            "median_cpu_seconds": _median_stages([x["cpu"] for x in theirs]),
-            "stage_seconds": _median_stages([x["stages"] for x in theirs]),
+            **_side_figures(theirs, records, len(b)),
             "block_seconds_summed_over_tasks": _median_stages([x["blocks"] for x in theirs]),
-            "kept": len(b),
         },
         "floor": {
             "trafilatura_one_process_seconds": [round(f, 3) for f in floors],
@@ -318,6 +304,21 @@ def main() -> int:
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     _print(result)
     return 0
+
+
+def _side_figures(runs: list[dict], records: int, kept: int) -> dict:
+    """The figures both sides report: medians over their rounds."""
+    wall = _median([x["wall"] for x in runs])
+    return {
+        "wall_seconds": [round(x["wall"], 3) for x in runs],
+        "median_wall_seconds": wall,
+        "median_pipeline_seconds": _median([x["pipeline"] for x in runs]),  # after start-up
+        "docs_per_s": round(records / wall, 2),
+        "median_peak_mib": round(statistics.median(x["peak"] for x in runs) / 2**20),
+        "median_cpu_seconds": _median_stages([x["cpu"] for x in runs]),
+        "stage_seconds": _median_stages([x["stages"] for x in runs]),
+        "kept": kept,
+    }
 
 
 def _our_versions() -> dict[str, str]:

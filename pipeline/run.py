@@ -36,7 +36,7 @@ from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
-from pipeline.outcomes import ReconcileError, count_outcomes  # noqa: F401 (API)
+from pipeline.outcomes import count_outcomes
 from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
@@ -223,10 +223,10 @@ def run(
     """Run the pipeline; returns the manifest (also written to DIR/manifest.json)."""
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
-    warm_workers(spark, cfg)
     out = Path(output).resolve()
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     check_run(cfg, files, out)
+    warm_workers(spark, cfg)
     out.mkdir(parents=True, exist_ok=True)
     with output_lock.hold(out):
         return _run_stages(cfg, files, out, spark, force, started, t_start)

@@ -37,27 +37,23 @@ def preload_spec(cfg: Config) -> str:
     """What the local worker daemon loads before forking (pipeline/worker_daemon.py)."""
     from pipeline.stages.langid import lid_model_path
 
-    try:
-        lid = str(lid_model_path(cfg))
-    except Exception:  # noqa: BLE001  preflight reports a missing model
-        lid = None
     return json.dumps(
-        {"langid": lid, "tokenizer": [cfg.tokenizer.name, cfg.tokenizer.eot_token]},
+        {"langid": str(lid_model_path(cfg)),  # preflight has checked it exists
+         "tokenizer": [cfg.tokenizer.name, cfg.tokenizer.eot_token]},
         sort_keys=True,
-    )
+    )  # fmt: skip
 
 
-def warm_workers(spark: SparkSession, cfg: Config | None = None) -> threading.Thread:
-    """Run the warm-up job in a daemon thread; returns the thread (join it or not). With
-    `cfg`, the daemon also loads the run's language-ID model and tokenizer before forking:
-    the variable naming them is part of the environment that keys Spark's daemons, so it is
-    set before any stage's function is made, and runs with the same models share a daemon."""
+def warm_workers(spark: SparkSession, cfg: Config) -> threading.Thread:
+    """Run the warm-up job in a daemon thread; returns the thread (join it or not). The
+    daemon also loads the run's language-ID model and tokenizer before forking: the variable
+    naming them is part of the environment that keys Spark's daemons, so it is set before any
+    stage's function is made, and runs with the same models share a daemon."""
     sc = spark.sparkContext
     n = sc.defaultParallelism
     if spark.conf.get(_TRACEBACK_CONF, "true").lower() == "true":
         sc.environment["SPARK_SIMPLIFIED_TRACEBACK"] = "1"
-    if cfg is not None:
-        sc.environment[PRELOAD_ENV] = preload_spec(cfg)
+    sc.environment[PRELOAD_ENV] = preload_spec(cfg)
 
     def go() -> None:
         try:

@@ -82,7 +82,9 @@ def cut_lineage(df: DataFrame) -> DataFrame:
 
 def components_on_driver(edges: DataFrame, max_edges: int) -> DataFrame | None:
     """connected_components' answer computed on the driver, or None when there are more than
-    `max_edges` edges (only that many + 1 are ever collected)."""
+    `max_edges` edges (only that many + 1 are ever collected). Above the cap the distributed
+    rounds compute the edges again: checkpointing them first would cost every run a job to
+    spare the rare one over the cap a recomputation."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components as scipy_components
 

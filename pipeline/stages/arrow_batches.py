@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -44,13 +44,17 @@ def map_batches(
     return run
 
 
+def with_fields(base: pa.Schema, fields: Sequence[pa.Field]) -> pa.Schema:
+    """`base` plus `fields`, a field replacing a same-named one of `base`."""
+    names = {f.name for f in fields}
+    return pa.schema([f for f in base if f.name not in names] + list(fields))
+
+
 def extended_schema(spark_schema, fields: list[pa.Field]) -> pa.Schema:
     """The Arrow schema of a DataFrame's rows plus `fields` (replacing same-named ones)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    base = to_arrow_schema(spark_schema)
-    names = {f.name for f in fields}
-    return pa.schema([f for f in base if f.name not in names] + fields)
+    return with_fields(to_arrow_schema(spark_schema), fields)
 
 
 def apply_step(docs, step: RowStep, fields: list[pa.Field]):

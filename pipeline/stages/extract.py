@@ -22,17 +22,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pipeline.config import Config
 from pipeline.extract import process_record
 from pipeline.schema import DOC_SCHEMA
-from pipeline.stages.arrow_batches import RowStep
+from pipeline.stages.arrow_batches import RowStep, with_fields
 from pipeline.stages.read import read_warcs
 
 # A per-document step: (stage name, function on a batch of rows, its task-seconds counter).
 Step = tuple[str, RowStep, Accumulator]
-
-
-def document_schema(fields: Sequence[pa.Field]) -> pa.Schema:
-    """DOC_SCHEMA plus the steps' fields (a later field replaces a same-named one)."""
-    names = {f.name for f in fields}
-    return pa.schema([f for f in DOC_SCHEMA if f.name not in names] + list(fields))
 
 
 def run_steps(rows: list[dict], steps: Sequence[Step]) -> list[dict]:
@@ -71,6 +65,6 @@ def read_and_extract(
 
     prepare = partial(run_steps, steps=steps) if steps else None
     return read_warcs(
-        spark, files, cfg, splits_per_file, then=extract, schema=document_schema(fields),
+        spark, files, cfg, splits_per_file, then=extract, schema=with_fields(DOC_SCHEMA, fields),
         prepare=prepare,
     )  # fmt: skip
