@@ -57,6 +57,12 @@ class ReadConf(_Section):
     # A record's WARC + HTTP header lines, inflated: a gzip member with gigabytes and no
     # newline would otherwise be read into memory as one header line.
     max_header_bytes: int = Field(8 << 20, ge=65536)
+    # A gzip member up to this many inflated bytes is inflated whole (its CRC checked) before
+    # any of its records is used; longer members (one-stream files) stream unverified.
+    verify_member_bytes: int = Field(32 << 20, ge=0)
+    # Stray bytes between a block's declared end and the newline before the next record that
+    # are dropped without calling the record damaged (ClueWeb09's Content-Length is off by one).
+    length_slack_bytes: int = Field(2, ge=0, le=64)
     # Share of C0 control bytes in a payload's first 64 KB above which it is binary, not a
     # page (random bytes hold ~10%, text none): rejected as decode:binary_payload.
     max_control_share: float = Field(0.02, ge=0, le=1)

@@ -25,6 +25,8 @@ _RECORD_META = [
     pa.field("crawl_pos", pa.int64()),
     pa.field("http_status", pa.int32()),
     pa.field("content_type", pa.string()),
+    # a damaged stretch's length in file bytes (read:corrupt_file / unreadable_file rows)
+    pa.field("skipped_bytes", pa.int64()),
 ]
 
 # Output of the read stage: the raw payload of candidate pages.

@@ -73,7 +73,7 @@ def test_damage_details_say_where_and_what(cases, bcfg):
     by_name = {c.name: c for c in cases}
     garbage = _rows(by_name["garbage_between"].path, bcfg, 1)
     (bad,) = [r for r in garbage if r["reject_reason"] == "corrupt_file"]
-    assert "not WARC records" in bad["reject_detail"]
+    assert "are damaged" in bad["reject_detail"]
     assert "reading resumed at byte" in bad["reject_detail"]
     (empty,) = _rows(by_name["zero_bytes"].path, bcfg, 1)
     assert "empty" in empty["reject_detail"]

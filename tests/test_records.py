@@ -89,7 +89,8 @@ def test_corrupt_tail_is_one_ledger_row_and_earlier_records_survive(sample_warc)
     rows = list(iter_warc_rows(io.BytesIO(cut), 0, "cut.warc.gz", POLICY))
     assert rows[-1]["reject_reason"] == "corrupt_file"
     assert "cut.warc.gz" == rows[-1]["warc_file"]
-    assert "file truncated or damaged" in rows[-1]["reject_detail"]
+    assert "to the end are damaged" in rows[-1]["reject_detail"]
+    assert "cut short" in rows[-1]["reject_detail"]
     assert len(rows) > 10  # the records before the damage are all there
 
 

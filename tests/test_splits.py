@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.config import Config
 from pipeline.stages.read import read_file_rows
-from pipeline.warc.splits import find_member_start, is_warc_member
+from pipeline.warc.splits import find_member_start, is_record_member
 
 
 def _key(r):
@@ -45,13 +45,16 @@ def test_splits_partition_real_files(shared_data, name):
 
 
 def test_single_member_gzip_is_read_by_split_zero(sample_warc, tmp_path):
-    # A whole WARC gzipped as one member has no later member starts: splits 1.. are empty.
-    # (warcio refuses such files after the first record; the ledger says to recompress.)
+    # A whole WARC gzipped as one member has no later member starts: splits 1.. are empty,
+    # and split 0 streams every record of it (warcio stops after the first).
     one = tmp_path / "one.warc.gz"
     one.write_bytes(gzip.compress(gzip.decompress(sample_warc.read_bytes())))
     whole = list(read_file_rows(0, str(one), Config()))
     assert sorted(map(_key, _all_splits(one, 4)), key=str) == sorted(map(_key, whole), key=str)
-    assert "recompress" in whole[-1]["reject_detail"]
+    per_record = list(read_file_rows(0, str(sample_warc), Config()))
+    assert [r["doc_id"] for r in whole] == [r["doc_id"] for r in per_record]
+    assert [r["reject_reason"] for r in whole] == [r["reject_reason"] for r in per_record]
+    assert [r["crawl_pos"] for r in whole] == list(range(len(whole)))  # member 0, record k
 
 
 def test_damaged_split_is_ledgered_once_per_damage(sample_warc, tmp_path):
@@ -66,9 +69,9 @@ def test_damaged_split_is_ledgered_once_per_damage(sample_warc, tmp_path):
 
 def test_member_detection():
     member = gzip.compress(b"WARC/1.0\r\nWARC-Type: response\r\n")
-    assert is_warc_member(member)
-    assert not is_warc_member(gzip.compress(b"<html>not a warc</html>"))
-    assert not is_warc_member(b"\x1f\x8b\x08garbage")
+    assert is_record_member(member)
+    assert not is_record_member(gzip.compress(b"<html>not a warc</html>"))
+    assert not is_record_member(b"\x1f\x8b\x08garbage")
     noise = b"\x1f\x8b\x08\x00junk" + b"x" * 100_000
     stream = io.BytesIO(noise + member)
     assert find_member_start(stream, 1000, 10**9) == len(noise) + 1000

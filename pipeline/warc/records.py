@@ -1,8 +1,9 @@
-"""Stream the records of one WARC file and decide, per record, whether it goes on.
+"""Stream the records of one WARC or ARC file and decide, per record, whether it goes on.
 
-Pure Python over a byte stream (no Spark). Every record read yields exactly one row: a
-candidate HTML page (with its raw payload bytes) or a rejection with its reason. A file that
-breaks mid-way yields one `corrupt_file` row for the unread rest, so nothing vanishes silently.
+Pure Python over a byte stream (no Spark). Every record in the file yields exactly one row: a
+candidate HTML page (with its raw payload bytes) or a rejection with its reason; every damaged
+stretch between records yields one `corrupt_file` row, and reading goes on after it
+(warc/framing.py finds the records and the damage).
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from warcio.archiveiterator import ArchiveIterator
-from warcio.bufferedreaders import BUFF_SIZE, DecompressingBufferedReader
-
+from pipeline.warc.framing import Damage, Framer, Record
 from pipeline.warc.splits import find_record_start
 
 STAGE = "read"
@@ -35,6 +34,8 @@ class RecordPolicy:
     accept_status: tuple[int, ...]
     reject_truncated: bool = True
     max_header_bytes: int = 8 << 20
+    verify_member_bytes: int = 32 << 20
+    length_slack: int = 2
 
     @classmethod
     def from_conf(cls, read) -> RecordPolicy:
@@ -45,6 +46,8 @@ class RecordPolicy:
             accept_status=tuple(read.accept_status),
             reject_truncated=read.reject_truncated,
             max_header_bytes=read.max_header_bytes,
+            verify_member_bytes=read.verify_member_bytes,
+            length_slack=read.length_slack_bytes,
         )
 
 
@@ -82,20 +85,21 @@ def sniff_html(head: bytes) -> bool:
     return h.startswith((b"<!doctype html", b"<html", b"<head", b"<!--", b"<body", b"<meta"))
 
 
-def _base_row(file_index: int, path: str, rec: Any) -> dict[str, Any]:
-    h = rec.rec_headers
+def _base_row(path: str, rec: Record) -> dict[str, Any]:
+    h = rec.headers
     url = clean_uri(h.get_header("WARC-Target-URI"))
     return {
         "doc_id": h.get_header("WARC-Record-ID"),
         "url": url,
         "host": host_of(url),
-        "warc_date": h.get_header("WARC-Date") or "",
-        "warc_type": rec.rec_type or "",
+        "warc_date": (h.get_header("WARC-Date") or "").strip(),
+        "warc_type": rec.rec_type,
         "warc_file": path,
         "warc_offset": None,
         "crawl_pos": None,
         "http_status": None,
         "content_type": None,
+        "skipped_bytes": None,
         "transfer_encoding": None,
         "content_encoding": None,
         "payload": None,
@@ -105,10 +109,13 @@ def _base_row(file_index: int, path: str, rec: Any) -> dict[str, Any]:
     }
 
 
-def _place(row: dict[str, Any], file_index: int, path: str, offset: int) -> None:
+def _place(row: dict[str, Any], file_index: int, path: str, offset: int, sub: int) -> None:
+    """A record's offset is its unit's start (where a reader seeks to); its crawl position adds
+    its index among the records of a gzip member that holds several (a one-stream file)."""
     row["warc_offset"] = offset
-    row["crawl_pos"] = crawl_pos(file_index, offset)
-    row["doc_id"] = make_doc_id(row["doc_id"], row["url"], row["warc_date"], f"{path}@{offset}")
+    row["crawl_pos"] = crawl_pos(file_index, offset + sub)
+    where = f"{path}@{offset}" + (f"+{sub}" if sub else "")
+    row["doc_id"] = make_doc_id(row["doc_id"], row["url"], row["warc_date"], where)
 
 
 def _reject(row: dict[str, Any], reason: str, detail: str = "") -> dict[str, Any]:
@@ -118,13 +125,13 @@ def _reject(row: dict[str, Any], reason: str, detail: str = "") -> dict[str, Any
     return row
 
 
-def _judge(rec: Any, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any]:
+def _judge(rec: Record, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any]:
     """Fill `row` from the record and reject it, or keep it with its payload bytes."""
     if rec.rec_type != "response":
         return _reject(row, "not_response", rec.rec_type or "unknown")
-    http = rec.http_headers
+    http = rec.http_headers(policy.max_header_bytes)
     if http is None or not http.protocol.upper().startswith("HTTP"):
-        return _reject(row, "not_http", rec.rec_headers.get_header("Content-Type") or "")
+        return _reject(row, "not_http", rec.headers.get_header("Content-Type") or "")
     try:
         status = int(http.get_statuscode() or 0)
     except ValueError:
@@ -134,157 +141,90 @@ def _judge(rec: Any, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any
     row["content_type"] = ctype
     if status not in policy.accept_status:
         return _reject(row, "http_status", str(status))
-    truncated = rec.rec_headers.get_header("WARC-Truncated")
+    truncated = rec.headers.get_header("WARC-Truncated")
     if truncated and policy.reject_truncated:
         return _reject(row, "truncated", truncated)
-    mtype = media_type(ctype) or media_type(
-        rec.rec_headers.get_header("WARC-Identified-Payload-Type")
-    )
+    if rec.block.remaining == 0:
+        return _reject(row, "empty_payload", "")
+    mtype = media_type(ctype) or media_type(rec.headers.get_header("WARC-Identified-Payload-Type"))
     if mtype and mtype not in policy.html_content_types:
         return _reject(row, "not_html", mtype)  # decided on headers: payload never read
-    payload = rec.raw_stream.read(policy.max_record_bytes + 1)
+    payload = rec.block.read(policy.max_record_bytes + 1)
     if len(payload) > policy.max_record_bytes:
         return _reject(row, "too_large", f"payload > {policy.max_record_bytes} bytes")
-    if not mtype and not sniff_html(payload):
-        return _reject(row, "not_html", "no content type, payload is not markup")
     if not payload.strip():
         return _reject(row, "empty_payload", "")
+    if not mtype and not sniff_html(payload):
+        return _reject(row, "not_html", "no content type, payload is not markup")
     row["transfer_encoding"] = http.get_header("Transfer-Encoding")
     row["content_encoding"] = http.get_header("Content-Encoding")
     row["payload"] = payload
     return row
 
 
-class _CountingReader:
-    """Counts the bytes warcio pulls (to spot a tail it could not parse as records), and
-    stops at `limit` bytes, the end of this task's split."""
+def _record_row(
+    rec: Record, framer: Framer, file_index: int, path: str, policy: RecordPolicy
+) -> dict[str, Any]:
+    """The record's row, judged after its whole block is read: damage wins over every other
+    reason (a cut record that also says WARC-Truncated is damage first)."""
+    row = _base_row(path, rec)
+    try:
+        row = _judge(rec, row, policy)
+        problem = framer.finish(rec)
+    except Damage:
+        raise  # its gzip member broke: the framer reports the stretch, this record with it
+    except Exception as e:  # a malformed record, not the whole file
+        framer.finish(rec)
+        problem = f"{type(e).__name__}: {' '.join(str(e).split())}"[:300]
+    if problem:
+        before = row["reject_reason"]
+        also = f"; also {before}: {row['reject_detail']}" if before else ""
+        row = _reject(row, "corrupt_record", f"{problem}{also}"[:500])
+        row["payload"] = None
+    _place(row, file_index, path, rec.offset, rec.sub)
+    return row
 
-    def __init__(self, stream: Any, limit: int | None = None):
+
+class _Counted:
+    """A stream that counts the bytes read from it (where a scan that found nothing ended)."""
+
+    def __init__(self, stream: Any):
         self.stream = stream
-        self.remaining = limit
-        self.consumed = 0
-        self.tail = b""
-
-    def _room(self, n: int) -> int:
-        if self.remaining is None:
-            return n
-        return self.remaining if n is None or n < 0 else min(n, self.remaining)
-
-    def _count(self, data: bytes) -> bytes:
-        self.consumed += len(data)
-        if self.remaining is not None:
-            self.remaining -= len(data)
-        self.tail = (self.tail + data[-64:])[-64:]
-        return data
+        self.n = 0
 
     def read(self, n: int = -1) -> bytes:
-        return self._count(self.stream.read(self._room(n)))
+        data = self.stream.read(n)
+        self.n += len(data)
+        return data
 
-    def readline(self, n: int = -1) -> bytes:  # warcio reads uncompressed files by line too
-        return self._count(self.stream.readline(self._room(n)))
 
+@dataclass
+class _Stretch:
+    """Consecutive damage with no record header between: one ledger row."""
 
-class _BoundedReader(DecompressingBufferedReader):
-    """warcio's reader with header reading bounded. warcio reads a header line whole, and a
-    gzip member can inflate to gigabytes with no newline: lines come in pieces of at most
-    `max_header` bytes, and one record's header lines may not add up to more."""
+    offset: int
+    sub: int
+    first: str  # what the first piece of it was
+    pieces: int = 1
+    skipped: int | None = None  # file bytes, where a raw scan measured them
+    upto: int | None = None  # where reading resumed (None: the end of the file or split)
 
-    def __init__(self, stream: Any, max_header: int):
-        super().__init__(stream, block_size=BUFF_SIZE)
-        self.max_header = max_header
-        self.header_bytes = 0
-
-    def readline(self, length: int | None = None) -> bytes:
-        if length is None or length < 0 or length > self.max_header:
-            length = self.max_header
-        line = super().readline(length)
-        self.header_bytes += len(line)
-        if self.header_bytes > self.max_header:
-            raise ValueError(
-                f"record headers longer than {self.max_header} bytes (read.max_header_bytes)"
+    def row(self, file_index: int, path: str, whole_file: bool) -> dict[str, Any]:
+        more = f"; {self.pieces} damaged pieces in a row" if self.pieces > 1 else ""
+        if whole_file:
+            reason, detail = "unreadable_file", f"not a WARC or ARC file: {self.first}{more}"
+        elif self.upto is None:
+            reason = "corrupt_file"
+            detail = f"bytes {self.offset} to the end are damaged ({self.first}{more})"
+        else:
+            reason = "corrupt_file"
+            detail = (
+                f"bytes {self.offset} to {self.upto} are damaged ({self.first}{more}); "
+                f"reading resumed at byte {self.upto}"
             )
-        return line
-
-
-def _block_check(rec: Any, it: ArchiveIterator, errs_before: int) -> str | None:
-    """Why the record's Content-Length is wrong, or None. Reads the rest of the block (warcio
-    would read it anyway to find the next record)."""
-    stream = rec.raw_stream
-    while stream.read(1 << 16):
-        pass
-    missing = getattr(stream, "limit", 0)
-    if missing > 0:
-        return f"the block ends {missing} byte(s) before its Content-Length: record cut short"
-    it.get_record_offset()  # makes warcio look for the blank lines after the block
-    if it.err_count > errs_before:
-        return "the block goes on past its Content-Length (no blank line after it)"
-    return None
-
-
-class _Damage(Exception):
-    """Bytes from `offset` could not be parsed as WARC records."""
-
-    def __init__(self, offset: int, message: str):
-        super().__init__(message)
-        self.offset = offset
-
-
-def _iter_span(
-    stream: Any,
-    file_index: int,
-    path: str,
-    policy: RecordPolicy,
-    base: int,
-    limit: int | None,
-    seen_ids: set[str],
-) -> Iterator[dict[str, Any]]:
-    """Rows of the records from byte `base`; raises _Damage where parsing breaks."""
-    counted = _CountingReader(stream, limit)
-    it = ArchiveIterator(counted)
-    reader = it.reader = _BoundedReader(it.fh, policy.max_header_bytes)
-    end = base
-    n = 0
-    try:
-        for rec in it:
-            reader.header_bytes = 0  # from here on: the next record's headers
-            if n == 0 and base == 0 and rec.format != "warc":
-                # warcio falls back to parsing ARC, and reads any text file as ARC records.
-                yield file_error_row(
-                    file_index,
-                    path,
-                    "unreadable_file",
-                    "not a WARC file (no WARC/1.x record header at byte 0; ARC is not read)",
-                )
-                return
-            row = _base_row(file_index, path, rec)
-            errs = it.err_count
-            try:
-                row = _judge(rec, row, policy)
-                bad_length = _block_check(rec, it, errs)
-            except Exception as e:  # a malformed record, not the whole file
-                bad_length = f"{type(e).__name__}: {e}"[:500]
-            if bad_length and row["reject_reason"] is None:
-                row = _reject(row, "corrupt_record", bad_length)
-                row["payload"] = None
-            # Only now: warcio has read the record to its end and knows its offset.
-            offset = max(base + it.get_record_offset(), end)
-            # warcio reports a negative length for a single-member gzip file.
-            end = max(offset + (it.get_record_length() or 0), offset)
-            _place(row, file_index, path, offset)
-            if row["doc_id"] in seen_ids:  # wget has been seen to reuse a WARC-Record-ID
-                row["doc_id"] = f"{row['doc_id']}#{offset}"
-            seen_ids.add(row["doc_id"])
-            n += 1
-            yield row
-    except Exception as e:
-        raise _Damage(end, f"{type(e).__name__}: {' '.join(str(e).split())}") from e
-    leftover = base + counted.consumed - end
-    if n == 0:
-        if base == 0 and counted.consumed == 0:
-            raise _Damage(0, "the file is empty")
-        raise _Damage(base, "no WARC record " + ("in the file" if base == 0 else "here"))
-    if leftover > 0 and counted.tail[-min(leftover, 64) :].strip(b"\r\n\x00 "):
-        raise _Damage(end, f"{leftover} byte(s) after the last complete record")
+        row = file_error_row(file_index, path, reason, detail[:500], self.offset, self.sub)
+        row["skipped_bytes"] = self.skipped
+        return row
 
 
 def iter_warc_rows(
@@ -296,64 +236,100 @@ def iter_warc_rows(
     limit: int | None = None,
     reopen: Callable[[int], Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """One row per WARC record of `stream`; each damaged stretch becomes one ledger row.
+    """One row per record of `stream`; each damaged stretch becomes one ledger row.
 
     `stream` starts at byte `base` of the file (a split, see warc/splits.py) and is read for
-    at most `limit` bytes; offsets in the rows are offsets in the file. Where parsing breaks
-    (a cut gzip member, garbage between records, a wrong Content-Length), `reopen(offset)`,
-    when given, opens the file again so reading resumes at the next record start.
+    the units (gzip members, plain records) that start before `base + limit`; offsets in the
+    rows are offsets in the file. Where the raw bytes break (a member that cannot be inflated,
+    garbage that is no record), `reopen(offset)`, when given, opens the file again so reading
+    resumes at the next record start.
+
+    Damage pieces with no record header between them make one stretch; a stretch ends where
+    a record header is found (a place a split may begin), so any split gives the same rows.
     """
     stop = None if limit is None else base + limit
-    seen_ids: set[str] = set()
-    pos = base
-    rows = 0
+    framer = Framer(stream, base, stop, policy.max_header_bytes, policy.verify_member_bytes,
+                    policy.length_slack)  # fmt: skip
+    records = 0
+    pending: _Stretch | None = None
+    headers_at_pending = -1
     opened: list[Any] = []
+
+    def add(d: Damage) -> Iterator[dict[str, Any]]:
+        nonlocal pending, headers_at_pending
+        if pending is not None and framer.headers_seen == headers_at_pending:
+            pending.pieces += 1
+            return
+        if pending is not None:
+            yield pending.row(file_index, path, False)
+        pending = _Stretch(d.offset, d.sub, str(d))
+        headers_at_pending = framer.headers_seen
+
     try:
         while True:
-            span_limit = None if stop is None else stop - pos
-            try:
-                for row in _iter_span(stream, file_index, path, policy, pos, span_limit, seen_ids):
-                    rows += 1
-                    yield row
-                return
-            except _Damage as d:
-                at = max(d.offset, pos)  # never behind where this span began: progress
-                resume = None
-                if reopen is not None and (stop is None or at + 1 < stop):
-                    with reopen(at + 1) as fh:
-                        resume = find_record_start(fh, at + 1, stop)
-                # A split's end is the next split's first record: the same row either way.
-                upto = resume if resume is not None else stop
-                whole_file = at == 0 and upto is None and rows == 0
-                reason = "unreadable_file" if whole_file else "corrupt_file"
-                detail = (
-                    f"not a WARC file: {d}"
-                    if reason == "unreadable_file"
-                    else f"bytes {at} to the end are not WARC records ({d}): "
-                    "file truncated or damaged"
-                    if upto is None
-                    else f"bytes {at} to {upto} are not WARC records ({d}); "
-                    f"reading resumed at byte {upto}"
-                )
-                rows += 1
-                yield file_error_row(file_index, path, reason, detail[:500], offset=at)
-                if resume is None:
-                    return
-                stream = reopen(resume)  # type: ignore[misc]
-                opened.append(stream)
-                pos = resume
+            broken: Damage | None = None
+            for item in framer:
+                if isinstance(item, Damage):
+                    yield from add(item)
+                    if item.scan_from is not None:
+                        broken = item
+                        break
+                    continue
+                try:
+                    row = _record_row(item, framer, file_index, path, policy)
+                except Damage:
+                    continue  # its member broke under it: the framer yields that damage next
+                if pending is not None:
+                    pending.upto = row["warc_offset"]
+                    yield pending.row(file_index, path, False)
+                    pending = None
+                records += 1
+                yield row
+            if broken is None:
+                break
+            resume = None
+            scan_from = broken.scan_from
+            assert pending is not None and scan_from is not None
+            if reopen is not None and (stop is None or scan_from < stop):
+                with reopen(scan_from) as fh:
+                    counted = _Counted(fh)
+                    resume = find_record_start(counted, scan_from, stop)
+                    end = scan_from + counted.n if resume is None and stop is None else None
+            else:
+                end = None
+            # A split's end is the next split's first record: the same row either way.
+            upto = resume if resume is not None else stop
+            last = upto if upto is not None else end
+            if last is not None:
+                pending.skipped = (pending.skipped or 0) + last - broken.offset
+            if resume is None:
+                pending.upto = stop
+                break
+            # reading resumes at a record start: the stretch ends there
+            pending.upto = resume
+            yield pending.row(file_index, path, False)
+            pending = None
+            stream = reopen(resume)  # type: ignore[misc]
+            opened.append(stream)
+            framer.restart(stream, resume)
+        if pending is not None:
+            whole = records == 0 and base == 0 and pending.offset == 0 and pending.upto is None
+            yield pending.row(file_index, path, whole)
+        elif records == 0 and base == 0:
+            yield file_error_row(file_index, path, "unreadable_file",
+                                 "the file is empty (no record in it)")  # fmt: skip
     finally:
         for fh in opened:
             fh.close()
 
 
 def file_error_row(
-    file_index: int, path: str, reason: str, detail: str, offset: int = 0
+    file_index: int, path: str, reason: str, detail: str, offset: int = 0, sub: int = 0
 ) -> dict[str, Any]:
     """A ledger row for a file, or a stretch of it, that yielded no records. Its id and
-    position depend on the file and the offset only, so any split of the file gives the
+    position depend on the file and the place only, so any split of the file gives the
     same row."""
-    doc_id = "file:" + hashlib.sha1(f"{path}\x00{offset}".encode()).hexdigest()
+    doc_id = "file:" + hashlib.sha1(f"{path}\x00{offset}\x00{sub}".encode()).hexdigest()
     return {
         "doc_id": doc_id,
         "url": path,
@@ -362,9 +338,10 @@ def file_error_row(
         "warc_type": "",
         "warc_file": path,
         "warc_offset": offset,
-        "crawl_pos": crawl_pos(file_index, offset),
+        "crawl_pos": crawl_pos(file_index, offset + sub),
         "http_status": None,
         "content_type": None,
+        "skipped_bytes": None,
         "transfer_encoding": None,
         "content_encoding": None,
         "payload": None,

@@ -1,7 +1,8 @@
 """Byte-range splits of a gzipped WARC file, so several tasks can share one large file.
 
-Common Crawl WARCs are a gzip member per record, so a record can be found from any byte
-offset: scan for the gzip magic and keep the first member that inflates to a `WARC/` header.
+Common Crawl WARCs (and ARCs) are a gzip member per record, so a record can be found from any
+byte offset: scan for the gzip magic and keep the first member that inflates to a record
+header (`WARC/x.y`, any version, or an ARC header line).
 Split i covers the records whose member starts in [size*i/k, size*(i+1)/k); every record
 falls in exactly one split. A file gzipped as a single member has no later member starts,
 so split 0 reads it all and the other splits are empty.
@@ -14,21 +15,34 @@ import zlib
 from collections.abc import Callable
 from typing import BinaryIO
 
+from pipeline.warc.arc import MAX_LINE, starts_arc_record
+
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _WINDOW = 1 << 16
 _MAGIC_RE = re.compile(re.escape(GZIP_MAGIC))
-_RECORD_RE = re.compile(re.escape(GZIP_MAGIC) + rb"|WARC/1\.[01]\r?\n")
-_MAX_PATTERN = 11  # longest match of either pattern
+WARC_LINE = re.compile(rb"WARC/\d{1,2}\.\d{1,3}\r?\n")
+# gzip members, plain WARC headers, and (after a newline) the URL scheme of an ARC header line
+_RECORD_RE = re.compile(
+    re.escape(GZIP_MAGIC) + rb"|WARC/\d{1,2}\.\d{1,3}\r?\n|(?<=\n)(?:https?|ftp|filedesc|dns):"
+)
+_MAX_PATTERN = 16  # longest match of any pattern
 
 
-def is_warc_member(data: bytes) -> bool:
-    """Does a gzip member starting at data[0] inflate to a WARC record header?"""
+def starts_record(data: bytes) -> bool:
+    """Does a record header (WARC of any version, or ARC) start at data[0]?"""
+    if data.startswith(b"WARC/"):
+        return WARC_LINE.match(data) is not None
+    return starts_arc_record(data)
+
+
+def is_record_member(data: bytes) -> bool:
+    """Does a gzip member starting at data[0] inflate to a WARC or ARC record header?"""
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        head = d.decompress(data, 64)
+        head = d.decompress(data, MAX_LINE)
     except zlib.error:
         return False
-    return head.startswith(b"WARC/1.") and b"\n" in head
+    return starts_record(head)
 
 
 def _scan(
@@ -72,12 +86,14 @@ def find_member_start(stream: BinaryIO, start: int, stop: int) -> int | None:
 
     `stream` is positioned at `start`; None when no record begins in the range.
     """
-    return _scan(stream, start, stop, _MAGIC_RE, is_warc_member)
+    return _scan(stream, start, stop, _MAGIC_RE, is_record_member)
 
 
 def is_plain_record(data: bytes) -> bool:
-    """Does an uncompressed WARC record header start at data[0]?"""
-    return data.startswith(b"WARC/1.") and b"WARC-Type:" in data[:4096]
+    """Does an uncompressed WARC (with a WARC-Type field) or ARC record start at data[0]?"""
+    if data.startswith(b"WARC/"):
+        return WARC_LINE.match(data) is not None and b"warc-type:" in data[:4096].lower()
+    return starts_arc_record(data)
 
 
 def find_record_start(stream: BinaryIO, start: int, stop: int | None) -> int | None:
@@ -88,7 +104,7 @@ def find_record_start(stream: BinaryIO, start: int, stop: int | None) -> int | N
         start,
         stop,
         _RECORD_RE,
-        lambda w: is_warc_member(w) if w.startswith(GZIP_MAGIC) else is_plain_record(w),
+        lambda w: is_record_member(w) if w.startswith(GZIP_MAGIC) else is_plain_record(w),
     )
 
 
