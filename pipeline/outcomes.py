@@ -16,12 +16,20 @@ class ReconcileError(RuntimeError):
     """Counts that do not add up: some record was neither kept nor rejected."""
 
 
+# Read-stage reasons that mean a file, or a stretch of it, or one record's framing is broken.
+DAMAGE_REASONS = ("unreadable_file", "corrupt_file", "corrupt_record")
+_SEP = "\x00"
+
+
 @dataclass
 class Outcomes:
     counts: dict  # {"read", "kept", "rejected": {"stage:reason": n}}
     rule_failures: dict[str, int]  # documents breaking each rule (one can break several)
     languages: dict[str, dict[str, int]]  # label -> documents identified, kept by langid
     sources: dict[str, tuple[int, int, int]]  # kept: source -> (docs, tokens, text bytes)
+    # read damage: reason -> file -> (rows, file bytes skipped where measured, why: the
+    # detail of an unreadable file, else "")
+    damage: dict[str, dict[str, tuple[int, int, str]]]
 
 
 def _facts(df: DataFrame, kind: str, key: Column, flag: Column | None = None,
@@ -51,6 +59,14 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
                tokens=F.col("n_tokens") if "n_tokens" in kept.columns else None,
                size=F.octet_length("text"))
     )  # fmt: skip
+    broken = (F.col("reject_stage") == "read") & F.col("reject_reason").isin(*DAMAGE_REASONS)
+    parts.append(
+        _facts(docs.where(broken), "damage",
+               F.concat_ws(_SEP, "reject_reason", "warc_file", F.when(
+                   F.col("reject_reason") == "unreadable_file",
+                   F.substring("reject_detail", 1, 200)).otherwise(F.lit(""))),
+               size=F.coalesce(F.col("skipped_bytes"), F.lit(0)))
+    )  # fmt: skip
     if "failed_rules" in docs.columns:
         parts.append(_facts(docs.select(F.explode("failed_rules").alias("r")), "rule", F.col("r")))
     if "lang" in docs.columns:
@@ -78,6 +94,10 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
             f"counts do not reconcile: read {read_rows} != kept {n_kept} + rejected "
             f"{sum(rejected.values())} ({rejected}); this is a pipeline bug, please report it"
         )
+    damage: dict[str, dict[str, tuple[int, int, str]]] = {}
+    for r in sorted(by_kind.get("damage", []), key=lambda r: r["key"]):
+        reason, path, why = r["key"].split(_SEP, 2)
+        damage.setdefault(reason, {})[path] = (int(r["n"]), int(r["bytes"]), why)
     rules = sorted(by_kind.get("rule", []), key=lambda r: (-r["n"], r["key"]))
     langs = sorted(by_kind.get("lang", []), key=lambda r: (-r["n"], r["key"]))
     return Outcomes(
@@ -85,4 +105,44 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
         rule_failures={r["key"]: int(r["n"]) for r in rules},
         languages={r["key"]: {"docs": int(r["n"]), "kept": int(r["flag"])} for r in langs},
         sources=sources,
+        damage=damage,
     )
+
+
+def damage_report(damage: dict[str, dict[str, tuple[int, int, str]]], shown: int = 5) -> dict:
+    """The manifest's `damage` section: per reason, files, rows, bytes skipped, and the
+    first files (by path) with their figures."""
+    out = {}
+    for reason in DAMAGE_REASONS:
+        files = damage.get(reason, {})
+        if files:
+            first = {}
+            for p, (n, b, why) in list(files.items())[:shown]:
+                first[p] = {"rows": n, "bytes_skipped": b} | ({"why": why} if why else {})
+            out[reason] = {
+                "files": len(files),
+                "rows": sum(f[0] for f in files.values()),
+                "bytes_skipped": sum(f[1] for f in files.values()),
+                "first_files": first,
+            }
+    return out
+
+
+def damage_lines(report: dict) -> list[str]:
+    """The console summary of a run that met unreadable or damaged input."""
+    lines = []
+    for reason, r in report.items():
+        n, files, skipped = r["rows"], r["files"], r["bytes_skipped"]
+        if reason == "unreadable_file":
+            lines.append(f"{files} input file(s) unreadable (ledger: read:unreadable_file)")
+        elif reason == "corrupt_file":
+            lines.append(f"{n} damaged stretch(es) in {files} file(s), {skipped:,} bytes skipped "
+                         "where measured (ledger: read:corrupt_file)")  # fmt: skip
+        else:
+            lines.append(f"{n} record(s) with broken framing in {files} file(s) "
+                         "(ledger: read:corrupt_record)")  # fmt: skip
+        for path, f in r["first_files"].items():
+            lines.append(f"    {path}: " + (f.get("why") or f"{f['rows']}"))
+        if files > len(r["first_files"]):
+            lines.append(f"    ... and {files - len(r['first_files'])} more file(s)")
+    return lines

@@ -41,7 +41,7 @@ def check_output(output: str | Path, files: list[str]) -> None:
     for f in files:
         if is_url(f):
             continue
-        p = Path(f).expanduser().resolve()
+        p = Path(f).expanduser().absolute()
         if p == out or out in p.parents:
             raise ConfigError(
                 f"--output {output}: holds the input {f}; a run rewrites its output folder, "

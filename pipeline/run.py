@@ -36,7 +36,7 @@ from pipeline.config import Config
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
-from pipeline.outcomes import count_outcomes
+from pipeline.outcomes import count_outcomes, damage_lines, damage_report
 from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
@@ -48,6 +48,7 @@ from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_setting
 from pipeline.stages.quality import QUALITY_FIELDS, quality_model_path, quality_step
 from pipeline.stages.rules import rule_fields, rules_step
 from pipeline.stages.tokenize import TOKEN_FIELDS, get_tokenizer, tokens_step
+from pipeline.stages.unique_ids import unique_ids
 from pipeline.warmup import warm_workers
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,10 @@ STAGE_METADATA = (
     "dup_cluster_size",
     "n_tokens",
 )
+
+
+class NoRecords(RuntimeError):
+    """Every input was unreadable, or damage only: a run with nothing in it."""
 
 
 def enabled_stages(cfg: Config) -> list[Stage]:
@@ -279,7 +284,8 @@ def _run_stages(
         cfg.output.compression,
         force=force,
     )  # fmt: skip
-    read_rows = res.rows  # one row per WARC record (or per unreadable file tail)
+    docs = unique_ids(docs)  # a repeated WARC-Record-ID: later copies get their place appended
+    read_rows = res.rows  # one row per record, and per damaged stretch of a file
     log.info("documents pass %s: %d records, %.1f s", res.status, res.rows, res.seconds)
     # Per stage: the documents pass's wall time under `extract`; each step's task-seconds
     # (summed over cores, so comparable between stages, not with wall time).
@@ -355,6 +361,7 @@ def _run_stages(
             "shards": budget["shards"],
             "per_source": {k: v["tokens_after"] for k, v in budget["sources"].items()},
         },
+        "damage": damage_report(outcomes.damage),
         "rule_failures": outcomes.rule_failures,
         "languages": outcomes.languages,
         "stages": [
@@ -367,4 +374,11 @@ def _run_stages(
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     write_report(out)
+    for line in damage_lines(manifest["damage"]):
+        log.warning("%s", line)
+    file_rows = sum(r["rows"] for k, r in manifest["damage"].items() if k != "corrupt_record")
+    if counts["read"] == file_rows:
+        raise NoRecords(
+            f"no input yielded any record ({len(files)} file(s); ledger in {out / 'rejected'})"
+        )
     return manifest

@@ -58,3 +58,23 @@ def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> Sp
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+# Loggers that print a failed task's whole Python and Java stack (several times over: the
+# task, its writer, the stage, the job). The CLI reports the failure in one line instead.
+TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.util.Utils",
+    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+    "org.apache.spark.mapreduce.SparkHadoopMapReduceWriter",
+    "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter",
+)
+
+
+def quiet_task_failures(spark: SparkSession) -> None:
+    """Turn off the loggers that repeat a failed task's stack traces on the console."""
+    jvm = spark.sparkContext._jvm
+    level = jvm.org.apache.logging.log4j.Level.OFF
+    for name in TASK_FAILURE_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)

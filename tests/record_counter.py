@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 
 _CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d+)[ \t]*\r?$", re.I | re.M)
-_ARC_LINE = re.compile(rb"^\S+://\S* \S+ \d{12,14} .*?(\d+)\r?\n")
-_ARC_ANY = re.compile(rb"^\S+:\S* \S+ \d{12,14} .*?(\d+)\r?\n")
+_ARC_LINE = re.compile(rb"\S+://\S* \S+ \d{12,14} .*?(\d+)\r?\n")
+_ARC_ANY = re.compile(rb"\S+:\S* \S+ \d{12,14} .*?(\d+)\r?\n")
 
 
 def inflate(data: bytes) -> bytes:
@@ -41,7 +42,7 @@ def count_records(data: bytes) -> int:
             i = head_end + int(m.group(1))
         else:
             m = _ARC_ANY.match(raw, i)
-            assert m, f"neither WARC nor ARC at {i}: {raw[i:i + 60]!r}"
+            assert m, f"neither WARC nor ARC at {i}: {raw[i : i + 60]!r}"
             if raw.startswith(b"filedesc:", i):
                 # its length is not to be trusted: skip to the next record line
                 j = re.compile(rb"\n(?=\S+://\S* \S+ \d{12,14} )").search(raw, m.end())
@@ -50,3 +51,23 @@ def count_records(data: bytes) -> int:
                 continue
             i = m.end() + int(m.group(1))
         n += 1
+
+
+def gzip_members(data: bytes) -> list[tuple[int, int, bytes]]:
+    """(start, end, inflated) of each gzip member of an intact multi-member file."""
+    out, pos = [], 0
+    while pos < len(data):
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        inflated = d.decompress(data[pos:])
+        assert d.eof, f"the member at {pos} does not end"
+        end = len(data) - len(d.unused_data)
+        out.append((pos, end, inflated))
+        pos = end
+    return out
+
+
+_RECORD_ID = re.compile(rb"^WARC-Record-ID:[ \t]*<?([^>\r\n]+)>?", re.I | re.M)
+
+
+def record_ids(inflated: bytes) -> list[str]:
+    return [m.group(1).decode().strip() for m in _RECORD_ID.finditer(inflated)]

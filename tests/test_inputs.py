@@ -40,3 +40,32 @@ def test_missing_inputs_name_the_path(arg):
 def test_empty_directory(tmp_path):
     with pytest.raises(InputError, match="no .warc"):
         expand_inputs([str(tmp_path)], "")
+
+
+def test_directories_hold_arc_files_and_links_are_never_skipped_silently(tmp_path, caplog):
+    d = tmp_path / "crawl"
+    (d / "sub").mkdir(parents=True)
+    for name in ("a.arc.gz", "b.arc", "sub/c.warc.gz"):
+        (d / name).write_bytes(b"x")
+    (d / "dangling.warc.gz").symlink_to(tmp_path / "gone.warc.gz")  # broken link
+    (d / "self.warc.gz").symlink_to(d / "self.warc.gz")  # a link loop
+    (d / "sub" / "up").symlink_to(d)  # a folder loop: its files are read once
+    (d / "notes-link").symlink_to(tmp_path / "gone.txt")
+    with caplog.at_level("WARNING"):
+        got = expand_inputs([str(d)], "")
+    names = sorted(p.rsplit("/", 1)[1] for p in got)
+    assert names == ["a.arc.gz", "b.arc", "c.warc.gz", "dangling.warc.gz", "self.warc.gz"]
+    assert "already read" in caplog.text and "notes-link" in caplog.text
+
+
+def test_broken_links_become_ledger_rows(tmp_path, cfg):
+    from pipeline.stages.read import read_file_rows
+
+    d = tmp_path / "crawl"
+    d.mkdir()
+    (d / "dangling.warc.gz").symlink_to(tmp_path / "gone.warc.gz")
+    (d / "self.warc.gz").symlink_to(d / "self.warc.gz")
+    for path in expand_inputs([str(d)], ""):
+        (row,) = read_file_rows(0, path, cfg)
+        assert row["reject_reason"] == "unreadable_file" and path == row["warc_file"]
+        assert "No such file" in row["reject_detail"] or "symbolic links" in row["reject_detail"]

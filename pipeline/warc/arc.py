@@ -62,3 +62,16 @@ def starts_arc_record(data: bytes) -> bool:
     """Does an ARC header line start at data[0]?"""
     end = data.find(b"\n", 0, MAX_LINE)
     return end > 0 and parse_arc_line(data[: end + 1]) is not None
+
+
+def arc_record(url: str, block: bytes, date: str = "20080905120000", ip: str = "0.0.0.0",
+               mime: str = "text/html", length: int | None = None) -> bytes:  # fmt: skip
+    """One ARC v1 record: header line, block, newline (`length` may lie, as in damaged files)."""
+    n = len(block) if length is None else length
+    return f"{url} {ip} {date} {mime} {n}\n".encode() + block + b"\n"
+
+
+def arc_filedesc(name: str, date: str = "20080905120000", length: int | None = None) -> bytes:
+    """The `filedesc://` record ARC files open with (Common Crawl's lengths do not match)."""
+    body = b"1 0 curate-pipeline\nURL IP-address Archive-date Content-type Archive-length\n"
+    return arc_record(f"filedesc://{name}", body, date, "0.0.0.0", "text/plain", length)

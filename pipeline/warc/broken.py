@@ -23,6 +23,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from pipeline.sample import ARTICLE_BREAD, ARTICLE_RIVER, page
+from pipeline.warc.arc import arc_filedesc, arc_record
+from pipeline.warc.records import make_doc_id
 
 DATE = "2026-11-02T10:00:00Z"
 HTML = "text/html; charset=utf-8"
@@ -280,6 +282,140 @@ def _missing_in_listing(d: Path) -> Case:
     return Case("missing_in_listing", str(listing), {"read:unreadable_file"})
 
 
+def _bad_member_data(d: Path) -> Case:
+    """A few flipped bits inside one member of a 50-record file (zlib: invalid data or an
+    incorrect data check): warcio stops there as if the file ended."""
+    r = _Records("bad_member_data")
+    recs = [r.good() for _ in range(50)]
+    bad = bytearray(recs[6][1])
+    mid = len(bad) // 2
+    for k in (0, 7, 300):
+        bad[mid + k] ^= 0x5A
+    parts = [b for _, b in recs]
+    parts[6] = bytes(bad)
+    path = _write(d / "bad_member_data.warc.gz", parts)
+    good = [rid for i, (rid, _) in enumerate(recs) if i != 6]
+    return Case("bad_member_data", path, {"read:corrupt_file"}, good)
+
+
+def _one_stream_gzip(d: Path) -> Case:
+    """A whole WARC as one gzip member (ClueWeb, some wget/Heritrix files)."""
+    r = _Records("one_stream", gz=False)
+    recs = [r.good() for _ in range(12)]
+    path = _write(d / "one_stream.warc.gz", [_gz(b"".join(b for _, b in recs))])
+    return Case("one_stream_gzip", path, set(), [rid for rid, _ in recs])
+
+
+def _warc_018(rid: str, block: bytes, length: int) -> bytes:
+    """A WARC/0.18 response record (ClueWeb09's version): LF line ends, as its files have."""
+    head = (
+        "WARC/0.18\n"
+        "WARC-Type: response\n"
+        f"WARC-Target-URI: https://clueweb.example.org/{rid[-6:]}\n"
+        f"WARC-Date: {DATE}\n"
+        f"WARC-Record-ID: <{rid}>\n"
+        "Content-Type: application/http;msgtype=response\n"
+        f"Content-Length: {length}\n\n"
+    )
+    return head.encode() + block + b"\n\n"
+
+
+def _clueweb_like(d: Path) -> Case:
+    """WARC/0.18 in one gzip stream, one Content-Length off by one (ClueWeb09), and garbage
+    in the middle of the stream: everything after the damage is still read."""
+    name = "clueweb_like"
+    ids, parts = [], []
+    for n in range(10):
+        rid = record_id(name, n)
+        block = _http_block(page(ARTICLE_RIVER + f"<p>ClueWeb {n}.</p>", name).encode())
+        parts.append(_warc_018(rid, block, len(block) - (1 if n == 3 else 0)))
+        ids.append(rid)
+        if n == 5:
+            parts.append(b"<<< twenty bytes of junk, then more junk >>>\n" * 30)
+    path = _write(d / "clueweb_like.warc.gz", [_gz(b"".join(parts))])
+    return Case(name, path, {"read:corrupt_file"}, ids)
+
+
+def _damaged_018_plain(d: Path) -> Case:
+    """WARC/0.18, plain: garbage between records, then 24 more records."""
+    name = "damaged_018"
+    ids, parts = [], []
+    for n in range(30):
+        rid = record_id(name, n)
+        block = _http_block(page(ARTICLE_BREAD + f"<p>Old {n}.</p>", name).encode())
+        parts.append(_warc_018(rid, block, len(block)))
+        ids.append(rid)
+        if n == 5:
+            parts.append(random.Random(5).randbytes(2000))
+    path = _write(d / "damaged_018.warc", parts)
+    return Case(name, path, {"read:corrupt_file"}, ids)
+
+
+def _truncated_and_cut(d: Path) -> Case:
+    """A record marked WARC-Truncated whose member is also cut mid-block: damage shows."""
+    r = _Records("truncated_cut")
+    a, b = r.good(), r.good()
+    block = _http_block(page(ARTICLE_RIVER, "cut").encode())
+    rid = record_id("truncated_cut", 99)
+    whole = _raw_warc_record(rid, block, len(block), extra="WARC-Truncated: length\r\n")
+    cut = _gz(whole[: len(whole) // 2])  # a whole member holding half a record
+    path = _write(d / "truncated_and_cut.warc.gz", [a[1], cut, b[1]])
+    return Case("truncated_and_cut", path, {"read:corrupt_record"}, [a[0], b[0]])
+
+
+def _empty_200(d: Path) -> Case:
+    r = _Records("empty_200")
+    a = r.good()
+    _, empty = r.response(b"", [("Content-Length", "0")])
+    b = r.good()
+    path = _write(d / "empty_200.warc.gz", [a[1], empty, b[1]])
+    return Case("empty_200", path, {"read:empty_payload"}, [a[0], b[0]])
+
+
+def _concatenated(d: Path) -> Case:
+    """A file concatenated with itself: every WARC-Record-ID twice. Ids stay unique and the
+    same whatever the splitting; the second copies are exact duplicates of the first."""
+    r = _Records("concatenated")
+    recs = [r.good() for _ in range(10)]
+    once = b"".join(b for _, b in recs)
+    path = _write(d / "concatenated.warc.gz", [once, once])
+    return Case("concatenated", path, set(), [rid for rid, _ in recs])
+
+
+def _arc_case(name: str, path: Path, n: int, gz: bool, junk_after: int | None = None) -> Case:
+    """A Common Crawl 2008-style ARC: a filedesc whose length is wrong, then `n` captures,
+    one with `Server:nginx` (no space) and one a gzip Content-Encoding over a decoded body;
+    `junk_after`: bytes that are no record after that capture."""
+    parts = [arc_filedesc(path.name, length=5)]
+    urls: list[str | None] = [None]
+    for i in range(n):
+        url = f"http://{name.replace('_', '-')}.example.com/page/{i}"
+        body = page((ARTICLE_RIVER if i % 2 else ARTICLE_BREAD) + f"<p>ARC {i}.</p>", name)
+        extra = "Server:nginx\r\n" if i == 1 else "Content-Encoding: gzip\r\n" if i == 2 else ""
+        parts.append(arc_record(url, _http_block(body.encode(), extra=extra), ip="192.0.2.7"))
+        urls.append(url)
+        if i == junk_after:
+            parts.append(b"\x00\x01 this is no ARC record \xff\xfe\n" * 20)
+            urls.append(None)
+    if gz:
+        parts = [_gz(p) for p in parts]
+    ids, offset = [], 0
+    for url, part in zip(urls, parts, strict=True):
+        if url:
+            ids.append(make_doc_id(None, url, "2008-09-05T12:00:00Z", f"{path}@{offset}"))
+        offset += len(part)
+    reasons = {"read:not_response"} | ({"read:corrupt_file"} if junk_after is not None else set())
+    return Case(name, _write(path, parts), reasons, ids)
+
+
+def _cc_arc(d: Path) -> Case:
+    return _arc_case("cc_arc", d / "cc2008.arc.gz", 8, gz=True)
+
+
+def _arc_plain_damaged(d: Path) -> Case:
+    return _arc_case("arc_plain_damaged", d / "damaged.arc", 8, gz=False, junk_after=3)
+
+
 def refused_url() -> str:
     """An http:// URL on a local port that nothing listens on: connections are refused."""
     with socket.socket() as s:
@@ -311,6 +447,15 @@ CASES: list[Callable[[Path], Case]] = [
     _empty_file,
     _not_a_warc,
     _missing_in_listing,
+    _bad_member_data,
+    _one_stream_gzip,
+    _clueweb_like,
+    _damaged_018_plain,
+    _truncated_and_cut,
+    _empty_200,
+    _cc_arc,
+    _arc_plain_damaged,
+    _concatenated,
 ]
 
 

@@ -37,6 +37,7 @@ from pipeline.warc.arc import MAX_LINE, ArcHeader, parse_arc_line
 from pipeline.warc.splits import GZIP_MAGIC, WARC_LINE, starts_record
 
 CHUNK = 1 << 16
+INFLATE_CHUNK = 1 << 20  # inflated bytes per zlib call
 _NEWLINES = b"\r\n"
 # a record header at the start of a line: WARC of any version, or an ARC header line
 _LINE_START = re.compile(rb"(?:^|(?<=\n))(?:WARC/\d|[A-Za-z][A-Za-z0-9+.-]*:)")
@@ -193,6 +194,17 @@ class _Raw(_Bytes):
         self.taken -= len(data)
 
 
+def _salvage(d, data: bytes) -> bytes:
+    """What `d` inflates from `data` before the byte zlib rejects."""
+    out = []
+    for i in range(len(data)):
+        try:
+            out.append(d.decompress(data[i : i + 1]))
+        except zlib.error:
+            break
+    return b"".join(out)
+
+
 class _Member(_Bytes):
     """The inflated bytes of the gzip member that starts at the raw stream's position. zlib
     checks the member's CRC and length at its end: a bit flip anywhere raises there."""
@@ -201,7 +213,7 @@ class _Member(_Bytes):
         super().__init__()
         self.raw = raw
         self.start = raw.pos
-        self.fed_from = raw.pos  # where the chunk last given to zlib began
+        self.broken: str | None = None  # zlib's error, raised once what precedes it is read
         self.d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self.finished = False
         self.big = False  # longer than the verify bound: records stream unverified
@@ -219,22 +231,31 @@ class _Member(_Bytes):
 
     def _inflate(self) -> bytes:
         while not self.finished:
+            if self.broken is not None:
+                raise Damage(
+                    f"the gzip member at byte {self.start} cannot be inflated ({self.broken})",
+                    self.start, self.sub, scan_from=self.start + 1,
+                )  # fmt: skip
             data = self.d.unconsumed_tail
             if not data:
-                self.fed_from = self.raw.pos
                 data = self.raw.take_chunk()
                 if not data:
                     raise Damage(
                         f"the file ends inside the gzip member at byte {self.start} (cut short)",
-                        self.start, self.sub, scan_from=self.raw.pos,
+                        # a cut member can swallow whole members after it (a stored block
+                        # reads any bytes): look for records in it all the same
+                        self.start, self.sub, scan_from=self.start + 1,
                     )  # fmt: skip
+            before = self.d.copy()
             try:
-                out = self.d.decompress(data, CHUNK)
+                out = self.d.decompress(data, INFLATE_CHUNK)
             except zlib.error as e:
-                raise Damage(
-                    f"the gzip member at byte {self.start} cannot be inflated ({e})",
-                    self.start, self.sub, scan_from=max(self.start + 1, self.fed_from),
-                ) from e  # fmt: skip
+                # zlib drops what the failing call had inflated, so how much of the member
+                # is used would depend on how the input happened to be cut into reads (a
+                # split's start, the buffer): inflate the same input again a byte at a time,
+                # up to the bad byte, and raise on the next read.
+                self.broken = str(e)
+                out = _salvage(before, data)
             if self.d.eof:
                 self.finished = True
                 if self.d.unused_data:
@@ -372,10 +393,12 @@ class Framer:
         self.length_slack = length_slack
         self.current: Record | None = None
         self.headers_seen = 0  # record headers parsed so far (damage between them is one stretch)
+        self.stopped = False  # reading ended at `stop`, not at the end of the file
 
     def restart(self, stream, base: int) -> None:
         """Go on reading from `stream`, which starts at file offset `base` (after a scan)."""
         self.raw = _Raw(stream, base)
+        self.current = None
 
     def __iter__(self) -> Iterator[Record | Damage]:
         while True:
@@ -383,13 +406,17 @@ class Framer:
                 self.finish(self.current)
             self.raw.skip_newlines()
             pos = self.raw.pos
-            if (self.stop is not None and pos >= self.stop) or self.raw.at_end():
+            if self.stop is not None and pos >= self.stop:
+                self.stopped = True  # the next unit is the next split's
+                return
+            if self.raw.at_end():
                 return
             if self.raw.peek(3) == GZIP_MAGIC:
                 member = _Member(self.raw)
                 try:
                     yield from self._member(member)
                 except Damage as d:
+                    self.current = None  # a record of the broken member goes with it
                     yield d
                     if d.scan_from is not None:
                         return  # the caller scans the raw file and restarts us
@@ -417,8 +444,7 @@ class Framer:
                 skipped = m.skip_to_record_line()
                 where = "to the next record header in it" if not m.at_end() else "to its end"
                 yield Damage(
-                    f"{dropped}; {skipped} inflated byte(s) of the gzip member at byte "
-                    f"{m.start} skipped {where}",
+                    f"{dropped}; {skipped} inflated byte(s) skipped {where}",
                     m.start, m.sub,
                 )  # fmt: skip
                 m.sub += 1
@@ -448,8 +474,8 @@ class Framer:
         else:
             arc = parse_arc_line(line)
             if arc is None:
-                shown = line[:60].decode("latin-1").encode("unicode_escape").decode()
-                raise Damage(f"no record header (found {shown!r})", offset, sub)
+                shown = line[:40].decode("latin-1").encode("unicode_escape").decode()
+                raise Damage(f"no record header (found '{shown}')", offset, sub)
             rec = Record("arc", "ARC", _arc_headers(arc, src.peek(5)), arc.length, offset, sub,
                          Block(src, arc.length), arc=arc)  # fmt: skip
         self.current = rec

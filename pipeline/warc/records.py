@@ -209,19 +209,24 @@ class _Stretch:
     skipped: int | None = None  # file bytes, where a raw scan measured them
     upto: int | None = None  # where reading resumed (None: the end of the file or split)
 
+    inside: bool = False  # it began inside a gzip member that inflated (framing damage)
+
     def row(self, file_index: int, path: str, whole_file: bool) -> dict[str, Any]:
         more = f"; {self.pieces} damaged pieces in a row" if self.pieces > 1 else ""
+        resumed = f"; reading resumed at byte {self.upto}" if self.upto is not None else ""
         if whole_file:
             reason, detail = "unreadable_file", f"not a WARC or ARC file: {self.first}{more}"
+        elif self.inside:
+            reason = "corrupt_file"
+            where = f"record {self.sub} of " if self.sub else ""
+            detail = f"damage at {where}the gzip member at byte {self.offset}: {self.first}{more}"
+            detail += resumed if self.upto != self.offset else ""
         elif self.upto is None:
             reason = "corrupt_file"
             detail = f"bytes {self.offset} to the end are damaged ({self.first}{more})"
         else:
             reason = "corrupt_file"
-            detail = (
-                f"bytes {self.offset} to {self.upto} are damaged ({self.first}{more}); "
-                f"reading resumed at byte {self.upto}"
-            )
+            detail = f"bytes {self.offset} to {self.upto} are damaged ({self.first}{more}){resumed}"
         row = file_error_row(file_index, path, reason, detail[:500], self.offset, self.sub)
         row["skipped_bytes"] = self.skipped
         return row
@@ -262,7 +267,7 @@ def iter_warc_rows(
             return
         if pending is not None:
             yield pending.row(file_index, path, False)
-        pending = _Stretch(d.offset, d.sub, str(d))
+        pending = _Stretch(d.offset, d.sub, str(d), inside=d.scan_from is None)
         headers_at_pending = framer.headers_seen
 
     try:
@@ -286,6 +291,8 @@ def iter_warc_rows(
                 records += 1
                 yield row
             if broken is None:
+                if pending is not None and framer.stopped:
+                    pending.upto = stop  # where the next split's first record is
                 break
             resume = None
             scan_from = broken.scan_from
