@@ -117,6 +117,15 @@ def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
         seen = set().union(*(reasons[_resolved(f)] for f in files))
         assert case.reasons <= seen, (case.name, seen)
         assert set(case.good) <= got_through, case.name
+    # Ids are unique across the run, though a file concatenated with itself repeats them
+    # all; no duplicate names itself as the copy kept.
+    ids = [r["id"] for r in data] + [r["doc_id"] for r in ledger]
+    assert len(ids) == len(set(ids))
+    for r in ledger:
+        if r["reason"] == "duplicate":
+            assert r["detail"].split()[1] != r["doc_id"], r
+    second = [r for r in ledger if "concatenated" in r["warc_file"] and "#" in r["doc_id"]]
+    assert len(second) == 10 and all(r["stage"] != "read" for r in second)
     # Output file names come from the pipeline, never from URLs or record headers.
     for p in out.rglob("*"):
         rel = p.relative_to(out).as_posix()

@@ -79,3 +79,31 @@ def test_spark_submit_runs_the_same_job(sample_warc, tmp_path):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["spark"]["master"] == "local[2]"
     assert manifest["counts"]["read"] == 25 and manifest["counts"]["kept"] == 2
+
+
+def test_no_record_in_any_input_exits_1_with_the_damage_named(tmp_path):
+    bad = tmp_path / "crawl" / "table.warc"
+    bad.parent.mkdir()
+    bad.write_text("name,age\nalice,30\n")
+    r = curate("run", "--config", "conf/default.yaml", "--input", str(bad.parent),
+               "--output", str(tmp_path / "out"))  # fmt: skip
+    assert r.returncode == 1
+    assert "curate: no input yielded any record" in r.stderr
+    assert "1 input file(s) unreadable" in r.stderr and "table.warc: not a WARC or ARC" in r.stderr
+
+
+def test_on_unreadable_fail_is_one_clean_line(tmp_path, sample_warc):
+    bad = tmp_path / "table.warc"
+    bad.write_text("name,age\nalice,30\n")
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(
+        (ROOT / "conf" / "default.yaml").read_text().replace(
+            "on_unreadable: record", "on_unreadable: fail"
+        )
+    )
+    r = curate("run", "--config", str(strict), "--input", str(sample_warc), str(bad),
+               "--output", str(tmp_path / "out"))  # fmt: skip
+    assert r.returncode == 1
+    failed = [line for line in r.stderr.splitlines() if line.startswith("curate: run failed")]
+    assert len(failed) == 1 and str(bad) in failed[0] and "not a WARC or ARC file" in failed[0]
+    assert "Traceback" not in r.stderr and "\tat org.apache" not in r.stderr
