@@ -64,6 +64,7 @@ lint: setup
 	$(BIN)/ruff format --check pipeline jobs tests bench
 
 bench: setup
+	$(BIN)/python bench/read_bench.py
 	$(BIN)/python bench/extract_bench.py
 	$(BIN)/python bench/filters_bench.py
 	$(BIN)/python bench/quality_bench.py

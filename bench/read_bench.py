@@ -101,13 +101,14 @@ def time_warcio(data: bytes) -> tuple[float, int]:
 def time_fastwarc(data: bytes) -> tuple[float, int] | None:
     try:
         from fastwarc.warc import ArchiveIterator as FastIterator
+        from fastwarc.warc import WarcRecordType
     except ImportError:
         return None
     t0 = time.perf_counter()
     n = 0
     try:
         for rec in FastIterator(io.BytesIO(data), parse_http=True, fsspec_args=False):
-            if rec.record_type.name == "response":
+            if rec.record_type == WarcRecordType.response:
                 rec.reader.read()
             n += 1
     except Exception:  # noqa: BLE001
