@@ -1,9 +1,16 @@
-"""Main-text extraction with trafilatura, bounded in time per document.
+"""Main-text extraction (trafilatura, or resiliparse), bounded in CPU time per document.
 
-The bound uses SIGALRM (`setitimer`), which interrupts pure-Python work and the lxml calls
-that return to the interpreter between elements; it needs the main thread, which is where
-Spark's Python worker and the CLI run user code. Outside the main thread extraction runs
-unbounded and says so once in the log.
+The bound: a CPU-time timer (ITIMER_PROF: this process's user + system time, so a busy machine
+or a noisy neighbour does not turn pages into timeouts) and a wall-clock backstop (ITIMER_REAL,
+for a page stuck outside the CPU). Their signal handler raises ExtractTimeout, again every few
+milliseconds until it escapes, and it also notes that it fired. trafilatura catches broad
+exceptions inside its own code and can turn a swallowed timeout into a shorter text, so the
+verdict is taken from the note, not from the exception: a page whose timer fired is
+`extract:extract_timeout` whatever the extractor returned. A page's outcome is the text of an
+unbounded extraction or a timeout, never a text cut by the bound.
+
+The timers need the main thread, which is where Spark's Python worker and the CLI run user
+code; outside it extraction runs unbounded and says so once in the log.
 
 Untrusted HTML: trafilatura parses with lxml's HTMLParser, whose defaults load nothing from
 the network (no_network) and do not expand DTD entities; tests/test_security.py holds that.
@@ -24,18 +31,42 @@ from pipeline.config import ExtractConf, ReadConf
 
 log = logging.getLogger(__name__)
 _warned = False
+_REPEAT_S = 0.005  # after the first signal, again this often until the exception escapes
 
 
 class ExtractTimeout(Exception):
-    pass
+    def __init__(self, clock: str = "cpu"):
+        super().__init__(clock)
+        self.clock = clock
 
 
-def _on_alarm(signum, frame):  # noqa: ARG001
-    raise ExtractTimeout()
+class _Bound:
+    """The state the signal handlers read: installed once per process and never restored, so
+    a signal that arrives after a bound ends finds a handler that ignores it."""
+
+    armed = False
+    fired: str | None = None
+    installed = False
+
+
+def _on_signal(signum, frame):  # noqa: ARG001
+    if not _Bound.armed:
+        return
+    if _Bound.fired is None:
+        _Bound.fired = "cpu" if signum == signal.SIGPROF else "wall"
+    raise ExtractTimeout(_Bound.fired)
+
+
+def _disarm() -> None:
+    _Bound.armed = False
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 @contextmanager
-def time_bound(seconds: float):
+def time_bound(cpu_s: float, wall_s: float):
+    """Raise ExtractTimeout (`.clock` "cpu" or "wall") if the block outlives either bound, also
+    when the code inside caught the exception the timer raised."""
     global _warned
     if threading.current_thread() is not threading.main_thread():
         if not _warned:
@@ -43,32 +74,72 @@ def time_bound(seconds: float):
             _warned = True
         yield
         return
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    if not _Bound.installed:
+        signal.signal(signal.SIGPROF, _on_signal)
+        signal.signal(signal.SIGALRM, _on_signal)
+        _Bound.installed = True
+    _Bound.fired = None
+    _Bound.armed = True
+    signal.setitimer(signal.ITIMER_PROF, cpu_s, _REPEAT_S)
+    signal.setitimer(signal.ITIMER_REAL, wall_s, _REPEAT_S)
     try:
         yield
+    except ExtractTimeout:
+        _disarm()
+        raise ExtractTimeout(_Bound.fired or "cpu") from None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        _disarm()
+    if _Bound.fired is not None:  # fired, and swallowed by the code inside
+        raise ExtractTimeout(_Bound.fired)
+
+
+def _trafilatura(html: str, url: str, s: ExtractConf) -> str | None:
+    return trafilatura.extract(
+        html,
+        url=url or None,
+        output_format="txt",
+        favor_precision=s.favor_precision,
+        favor_recall=s.favor_recall,
+        include_comments=s.include_comments,
+        include_tables=s.include_tables,
+        include_images=False,
+        include_links=False,
+        deduplicate=s.deduplicate,
+        fast=s.fast,
+        with_metadata=False,
+    )
+
+
+def _resiliparse(html: str, url: str, s: ExtractConf) -> str | None:  # noqa: ARG001
+    # DCLM's extractor: resiliparse's main-content heuristics, block formatting kept
+    from resiliparse.extract.html2text import extract_plain_text
+
+    return extract_plain_text(
+        html,
+        preserve_formatting=True,
+        main_content=True,
+        list_bullets=True,
+        alt_texts=False,
+        links=False,
+        form_fields=False,
+        noscript=False,
+        comments=s.include_comments,
+    )
+
+
+BACKENDS = {"trafilatura": _trafilatura, "resiliparse": _resiliparse}
+
+
+def backend_version(name: str) -> str:
+    from importlib import metadata
+
+    return f"{name} {metadata.version(name)}"
 
 
 def extract_text(html: str, url: str, s: ExtractConf) -> str | None:
-    """Main text of a page, or None when trafilatura finds none. Raises ExtractTimeout."""
-    with time_bound(s.timeout_s):
-        return trafilatura.extract(
-            html,
-            url=url or None,
-            output_format="txt",
-            favor_precision=s.favor_precision,
-            favor_recall=s.favor_recall,
-            include_comments=s.include_comments,
-            include_tables=s.include_tables,
-            include_images=False,
-            include_links=False,
-            deduplicate=s.deduplicate,
-            fast=s.fast,
-            with_metadata=False,
-        )
+    """Main text of a page, or None when the extractor finds none. Raises ExtractTimeout."""
+    with time_bound(s.timeout_s, s.wall_timeout_s):
+        return BACKENDS[s.backend](html, url, s)
 
 
 def process_record(row: dict, s: ExtractConf, read: ReadConf, scope: str = "") -> dict:
@@ -139,8 +210,9 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf) -> tuple:
         return charset, None, ("decode", "empty_payload", "nothing left after decoding")
     try:
         text = extract_text(html, row.get("url") or "", s)
-    except ExtractTimeout:
-        return charset, None, ("extract", "extract_timeout", f"> {s.timeout_s:g} s")
+    except ExtractTimeout as e:
+        bound = f"> {s.timeout_s:g} s CPU" if e.clock == "cpu" else f"> {s.wall_timeout_s:g} s"
+        return charset, None, ("extract", "extract_timeout", bound)
     except RecursionError:
         return charset, None, ("extract", "extract_error", "document nested too deeply")
     except Exception as e:  # trafilatura/lxml on hostile input: ledger, never a crash

@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 
 from pipeline import driver_preload, output_lock
 from pipeline.config import Config
+from pipeline.extract import backend_version
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
@@ -62,6 +63,7 @@ PACKAGES = (
     "brotli",
     "charset-normalizer",
     "fasttext-numpy2",
+    "resiliparse",
     "numpy",
 )
 
@@ -351,6 +353,7 @@ def _run_stages(
         "config": cfg.model_dump(mode="json"),
         "config_hash": cfg.section_hash(),
         "versions": package_versions(),
+        "extractor": backend_version(cfg.extract.backend),
         "spark": {"master": spark.sparkContext.master, "version": spark.version},
         "started": started,
         "finished": datetime.now(UTC).isoformat(),

@@ -97,9 +97,9 @@ def test_on_unreadable_fail_is_one_clean_line(tmp_path, sample_warc):
     bad.write_text("name,age\nalice,30\n")
     strict = tmp_path / "strict.yaml"
     strict.write_text(
-        (ROOT / "conf" / "default.yaml").read_text().replace(
-            "on_unreadable: record", "on_unreadable: fail"
-        )
+        (ROOT / "conf" / "default.yaml")
+        .read_text()
+        .replace("on_unreadable: record", "on_unreadable: fail")
     )
     r = curate("run", "--config", str(strict), "--input", str(sample_warc), str(bad),
                "--output", str(tmp_path / "out"))  # fmt: skip

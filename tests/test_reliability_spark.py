@@ -163,3 +163,16 @@ def test_killed_driver_resumes_from_completed_stages(base_cfg, corpus, reference
     assert stages["extract"] == stages["langid"] == stages["rules"] == "reused", stages
     assert _content(out) == _content(reference)
     assert _shard_bytes(out) == _shard_bytes(reference)
+
+
+def test_same_output_under_cpu_contention(spark, base_cfg, corpus, reference, tmp_path):
+    """Four busy processes on two cores: the extraction bound is CPU time, so no page turns
+    into a timeout and the output is the undisturbed run's."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        out = _run(spark, base_cfg, corpus, tmp_path / "out")
+    finally:
+        for p in burners:
+            p.kill()
+            p.wait()
+    assert _content(out) == _content(reference)
