@@ -123,3 +123,35 @@ def test_latin1_header_on_utf8_bytes_is_overridden():
 def test_utf8_bom():
     text, codec, how = to_unicode(b"\xef\xbb\xbf" + HTML.encode(), "text/html; charset=cp1252")
     assert text.startswith("<html>") and how == "bom"
+
+
+# A browser keeps a declared UTF-8 and shows U+FFFD for a bad byte; it does not re-guess the
+# whole page (which turned real pages into cp1250 / mac-latin2 mojibake).
+_UTF8_PAGE = "<html><body><p>Grüße aus Köln — «Флюс» 川が谷を形作る, déjà vu.</p>" * 20
+
+
+@pytest.mark.parametrize("where", ["start", "middle", "end", "cut_sequence"])
+@pytest.mark.parametrize("declared", ["header", "meta"])
+def test_declared_utf8_with_a_bad_byte_stays_utf8(where, declared):
+    raw = _UTF8_PAGE.encode("utf-8")
+    if where == "start":
+        raw = b"\xff" + raw
+    elif where == "middle":
+        raw = raw[: len(raw) // 2] + b"\xfe" + raw[len(raw) // 2 :]
+    elif where == "end":
+        raw = raw + b"\xff</body></html>"
+    else:  # a three-byte character cut after its first two bytes, at the end of the buffer
+        raw = raw + "川".encode()[:2]
+    if declared == "meta":
+        raw = b'<meta charset="utf-8">' + raw
+    ctype = "text/html; charset=utf-8" if declared == "header" else "text/html"
+    text, codec, how = to_unicode(raw, ctype)
+    assert codec == "utf-8" and how == declared
+    assert "Grüße aus Köln — «Флюс» 川が谷を形作る, déjà vu." in text
+    assert text.count("\ufffd") == 1
+
+
+def test_latin1_page_declared_utf8_falls_back_to_detection():
+    latin = "<html><body><p>Les élèves ont été reçus à l'école, où ils ont déjeuné.</p>" * 20
+    text, codec, how = to_unicode(latin.encode("cp1252"), "text/html; charset=utf-8")
+    assert how == "detected" and "ont été reçus" in text and "\ufffd" not in text

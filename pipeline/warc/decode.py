@@ -216,6 +216,35 @@ def control_share(body: bytes, sample: int = 1 << 16) -> float:
     return (len(head) - len(head.translate(None, _CONTROL))) / len(head) if head else 0.0
 
 
+_UTF8_SEQUENCE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
+    rb"|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+_HIGH = bytes(range(0x80, 0x100))
+
+
+def decode_declared(body: bytes, codec: str) -> str | None:
+    """The body in its declared encoding, a browser's way: invalid bytes become U+FFFD (a
+    multi-byte character cut at a buffer boundary is common) unless the bytes clearly are not
+    that encoding: for UTF-8, no valid multi-byte sequence or more invalid bytes than valid
+    sequences (a Latin-1 page declared UTF-8); for other codecs, invalid bytes in more than
+    one in twenty non-ASCII bytes. None then."""
+    try:
+        return body.decode(codec)
+    except UnicodeDecodeError:
+        pass
+    except LookupError:
+        return None
+    high = len(body) - len(body.translate(None, _HIGH))
+    if codec in ("utf-8", "utf_8"):
+        valid = _UTF8_SEQUENCE.findall(body)
+        invalid = high - sum(len(v) for v in valid)
+        return body.decode("utf-8", errors="replace") if len(valid) >= max(1, invalid) else None
+    text = body.decode(codec, errors="replace")
+    return text if text.count("\ufffd") * 20 <= high else None
+
+
 def to_unicode(
     body: bytes, content_type: str | None, max_control_share: float = MAX_CONTROL_SHARE
 ) -> tuple[str, str, str]:
@@ -243,10 +272,9 @@ def to_unicode(
         codec = normalize_charset(label)
         if codec is None:
             continue
-        try:
-            text = body.decode(codec)
-        except UnicodeDecodeError:
-            continue  # the declaration lies; fall through
+        text = decode_declared(body, codec)
+        if text is None:
+            continue  # the bytes clearly are not this encoding: the declaration lies
         if codec in _SINGLE_BYTE and not body.isascii() and _is_utf8(body):
             # A Latin code page decodes anything; valid multi-byte UTF-8 is no accident.
             return body.decode("utf-8"), "utf-8", f"{how}-overridden"
