@@ -66,6 +66,7 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/read_bench.py
 	$(BIN)/python bench/extract_bench.py
+	$(BIN)/python bench/extract_settings_bench.py
 	$(BIN)/python bench/filters_bench.py
 	$(BIN)/python bench/quality_bench.py
 	$(BIN)/python bench/dedup_bench.py

@@ -84,10 +84,11 @@ class ExtractConf(_Section):
     # busy machine does not turn pages into timeouts), and a wall-clock backstop.
     timeout_s: float = Field(5.0, gt=0)
     wall_timeout_s: float = Field(60.0, gt=0)
-    # trafilatura.extract settings (FineWeb/datatrove: favour_precision, no comments).
-    favor_precision: bool = True
+    # trafilatura.extract settings: its own defaults, chosen per page type on the WCXB dev
+    # split (FineWeb's favour_precision lost whole pages; conf/fineweb.yaml keeps it).
+    favor_precision: bool = False
     favor_recall: bool = False
-    include_comments: bool = False
+    include_comments: bool = True
     include_tables: bool = True
     deduplicate: bool = False
     fast: bool = False

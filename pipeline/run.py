@@ -50,6 +50,7 @@ from pipeline.stages.quality import QUALITY_FIELDS, quality_model_path, quality_
 from pipeline.stages.rules import rule_fields, rules_step
 from pipeline.stages.tokenize import TOKEN_FIELDS, get_tokenizer, tokens_step
 from pipeline.stages.unique_ids import unique_ids
+from pipeline.warc.records import OFFSET_BITS
 from pipeline.warmup import warm_workers
 
 log = logging.getLogger(__name__)
@@ -193,6 +194,15 @@ def ledger_frame(stage_rows: DataFrame) -> DataFrame:
     )
 
 
+def ledger_output(frames: list[DataFrame], parts: int) -> DataFrame:
+    """Every stage's drops, in `parts` parts by input file (a file's rows in one part, in
+    crawl order): spread over the executors, and the same parts whatever the partitioning of
+    the stages before."""
+    ledger = reduce(DataFrame.unionByName, [ledger_frame(f) for f in frames])
+    by_file = F.shiftright("crawl_pos", OFFSET_BITS)
+    return ledger.repartition(max(1, parts), by_file).sortWithinPartitions("crawl_pos")
+
+
 def _kept(rows: DataFrame) -> DataFrame:
     return rows.where(F.col("reject_reason").isNull())
 
@@ -329,8 +339,7 @@ def _run_stages(
     if cfg.langid.route_by_language:
         writer = writer.partitionBy("lang")
     writer.parquet(str(out / "data"))
-    ledger = reduce(DataFrame.unionByName, [ledger_frame(f) for f in frames])
-    ledger.repartition(1).sortWithinPartitions("crawl_pos").write.option(
+    ledger_output(frames, min(n_files, len(files))).write.option(
         "compression", cfg.output.compression
     ).parquet(str(out / "rejected"))
     outcomes = count_outcomes(read_rows, frames, docs)

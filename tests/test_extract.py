@@ -44,9 +44,13 @@ def test_gzip_payload_decoded_before_extraction():
     assert "herons wait for fish" in out["text"]
 
 
-def test_navigation_only_page_is_extract_empty():
-    out = process_record(candidate(page("", "Menu").encode()), SETTINGS, _read(10**7))
+def test_navigation_only_page_is_extract_empty_with_fineweb_settings():
+    fineweb = ExtractConf(favor_precision=True, include_comments=False)
+    out = process_record(candidate(page("", "Menu").encode()), fineweb, _read(10**7))
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_empty")
+    # trafilatura's defaults fall back to the page's text: the rules drop it (too short)
+    out = process_record(candidate(page("", "Menu").encode()), SETTINGS, _read(10**7))
+    assert out["reject_reason"] is None and len(out["text"].split()) < 20
 
 
 def test_timeout_goes_to_ledger():
@@ -105,7 +109,7 @@ def test_byte_identical_payloads_are_extracted_once(monkeypatch):
     assert again["text"] == first["text"] and again["url"] == "https://b.example/y"
     # Another header, other settings or one byte more: extracted afresh.
     process_record(candidate(body, ctype="text/html"), SETTINGS, _read(10**7))
-    process_record(candidate(body), ExtractConf(favor_precision=False), _read(10**7))
+    process_record(candidate(body), ExtractConf(favor_precision=True), _read(10**7))
     process_record(candidate(body + b" "), SETTINGS, _read(10**7))
     assert len(calls) == 4
     # The cache lives for one run: a new scope extracts afresh.

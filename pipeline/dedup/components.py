@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -82,16 +83,20 @@ def cut_lineage(df: DataFrame) -> DataFrame:
 
 def components_on_driver(edges: DataFrame, max_edges: int) -> DataFrame | None:
     """connected_components' answer computed on the driver, or None when there are more than
-    `max_edges` edges (only that many + 1 are ever collected). Above the cap the distributed
-    rounds compute the edges again: checkpointing them first would cost every run a job to
-    spare the rare one over the cap a recomputation."""
+    `max_edges` edges. The edges are counted first, on the executors (no single task ever
+    holds them all), and collected only when they fit; they are kept (memory, else disk)
+    between the count and the collect, so the band join runs once."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components as scipy_components
 
     spark = edges.sparkSession
-    table = _undirected(edges).coalesce(1).limit(max_edges + 1).toArrow()
-    if table.num_rows > max_edges:
-        return None
+    undirected = _undirected(edges).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        if undirected.count() > max_edges:
+            return None
+        table = undirected.toArrow()
+    finally:
+        undirected.unpersist()
     if table.num_rows == 0:
         return spark.createDataFrame([], COMPONENTS_SCHEMA)
     u = table.column("u").to_numpy()
