@@ -16,22 +16,22 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import statistics
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from extract_bench import prf  # noqa: E402  (bench/: the same measure as extract_bench)
+
 from pipeline.config import ExtractConf, ReadConf  # noqa: E402
 from pipeline.extract import process_record  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
-TOKEN = re.compile(r"\w+", re.UNICODE)
 SETTINGS = {
     "FineWeb: favor_precision, no comments": ExtractConf(
         favor_precision=True, include_comments=False
@@ -58,16 +58,6 @@ def pages(limit: int | None) -> list[dict]:
                     f"{sha}.html"), "url": item["url"], "type": "news (scrapinghub)",
                     "truth": item["articleBody"]})  # fmt: skip
     return out[:limit] if limit else out
-
-
-def prf(pred: str, gold: str) -> tuple[float, float, float]:
-    p, g = Counter(TOKEN.findall(pred.lower())), Counter(TOKEN.findall(gold.lower()))
-    if not g and not p:
-        return 1.0, 1.0, 1.0
-    common = sum((p & g).values())
-    prec = common / max(1, sum(p.values()))
-    rec = common / max(1, sum(g.values()))
-    return prec, rec, (0.0 if common == 0 else 2 * prec * rec / (prec + rec))
 
 
 def score(page: dict) -> dict:
