@@ -115,3 +115,13 @@ def test_byte_identical_payloads_are_extracted_once(monkeypatch):
     # The cache lives for one run: a new scope extracts afresh.
     process_record(candidate(body), SETTINGS, _read(10**7), scope="next-run")
     assert len(calls) == 5
+
+
+def test_resiliparse_backend_extracts_the_main_text():
+    conf = ExtractConf(backend="resiliparse")
+    out = process_record(candidate(page(ARTICLE_RIVER, "Rivers").encode()), conf, _read(10**7))
+    assert out["reject_reason"] is None and "herons wait for fish" in out["text"]
+    assert "Privacy policy" not in out["text"]  # the navigation is not main content
+    from pipeline.extract import backend_version
+
+    assert backend_version("resiliparse").startswith("resiliparse 2.")
