@@ -49,6 +49,17 @@ class InputConf(_Section):
     http_timeout_s: float = Field(60.0, gt=0)
 
 
+class ChunksConf(_Section):
+    # The inputs are cut into chunks in crawl order, each at most `files` files and `bytes`
+    # bytes (local files' sizes; a remote file counts as bytes / files). A chunk's documents
+    # pass is one Spark job committed with its own marker: a rerun redoes only the chunks
+    # without one, and inputs appended after the old ones become new chunks.
+    files: int = Field(8, ge=1)
+    bytes: int = Field(4 << 30, ge=1)
+    # Chunks in flight at once: the tail of one overlaps the next one's start.
+    parallel: int = Field(2, ge=1)
+
+
 class ReadConf(_Section):
     # Records whose payload exceeds this are rejected, never held in memory whole.
     max_record_bytes: int = Field(10_000_000, ge=1024)
@@ -310,6 +321,7 @@ class OutputConf(_Section):
 class Config(_Section):
     spark: SparkConf = Field(default_factory=SparkConf)
     input: InputConf = Field(default_factory=InputConf)
+    chunks: ChunksConf = Field(default_factory=ChunksConf)
     read: ReadConf = Field(default_factory=ReadConf)
     extract: ExtractConf = Field(default_factory=ExtractConf)
     langid: LangIdConf = Field(default_factory=LangIdConf)

@@ -1,9 +1,10 @@
 """Orchestration: expand inputs, chain the stages, write data, ledger and manifest.
 
 Layout of an output directory DIR:
-  DIR/_stages/documents/  every record read: extraction and each stage's per-document step
-                        ran in one pass (kept rows, or dropped with the stage and reason);
-                        + _STAGE.json, the completion marker a rerun resumes from
+  DIR/_stages/documents/chunk-NNNNN/  every record read, chunk by chunk (stages/documents.py):
+                        extraction and each stage's per-document step ran in one pass
+                        (kept rows, or dropped with the stage and reason); + _STAGE.json,
+                        the chunk's completion marker a rerun resumes from
   DIR/_stages/<name>/   rows that reached a corpus stage (exact_dedup, near_dedup) + marker;
                         each reads the previous one's kept rows
   DIR/data/             kept documents, Parquet (zstd); data/lang=xx/ with route_by_language
@@ -42,8 +43,8 @@ from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.arrow_batches import RowStep
+from pipeline.stages.documents import documents_pass
 from pipeline.stages.exact_dedup import KEY_FIELDS, exact_dedup, key_step
-from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
 from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_settings, signature_step
 from pipeline.stages.quality import QUALITY_FIELDS, quality_model_path, quality_step
@@ -267,44 +268,45 @@ def _run_stages(
         log.info("Spark UI: %s", ui)
     version = (metadata.version("curate-pipeline"), code_hash())
 
-    # The documents pass: read, extract and every stage's per-document step in the same
-    # tasks; the raw HTML is never shuffled nor written, the text crosses into the JVM once.
-    splits = splits_per_file(spark, cfg, len(files))
-    n_parts = len(files) * splits
+    # The documents pass, chunk by chunk: read, extract and every stage's per-document step in
+    # the same tasks; the raw HTML is never shuffled nor written, the text crosses into the
+    # JVM once. Chunks already done are reused; only steps' settings changed: steps rerun.
     enabled = enabled_stages(cfg)
     stepped = [st for st in enabled if st.step]
     models = {st.name: digest(st.model(cfg)) if st.model else None for st in enabled}
-    fp = _fingerprint(
-        files,
-        cfg.section_hash("input", "read", "extract"),
-        [(st.name, _step_settings(st, cfg), models[st.name]) for st in stepped],
-        version,
+    steps_fp = _fingerprint(
+        [(st.name, _step_settings(st, cfg), models[st.name]) for st in stepped], version
     )
     sc = spark.sparkContext
     timers = {name: sc.accumulator(0.0) for name in ["extract", *(st.name for st in stepped)]}
-    docs, res = materialize(
-        spark,
-        "documents",
-        out / "_stages" / "documents",
-        fp,
-        lambda: read_and_extract(
-            spark, files, cfg, splits,
-            steps=[(st.name, st.step(spark, cfg), timers[st.name]) for st in stepped],
-            fields=[f for st in stepped for f in st.fields(cfg)],
-            extract_seconds=timers["extract"],
-        ),
-        cfg.output.compression,
-        force=force,
+    t_docs = time.perf_counter()
+    docs, chunk_results, progress = documents_pass(
+        spark, cfg, files, out / "_stages" / "documents",
+        steps=[(st.name, st.step(spark, cfg), timers[st.name]) for st in stepped],
+        fields=[f for st in stepped for f in st.fields(cfg)],
+        steps_fingerprint=steps_fp, version=version[0],
+        splits_for=lambda n: splits_per_file(spark, cfg, n),
+        extract_seconds=timers["extract"], force=force,
     )  # fmt: skip
+    statuses = {r.status for r in chunk_results}
+    extract_status = "ran" if "ran" in statuses else "reused"
+    steps_status = "reused" if statuses == {"reused"} else "ran"
+    res = StageResult("documents", str(out / "_stages" / "documents"), extract_status,
+                      time.perf_counter() - t_docs, sum(r.rows for r in chunk_results))  # fmt: skip
+    fp = _fingerprint([r.fingerprint for r in chunk_results])  # what dedup is made from
+    n_parts = sum(r.files * splits_per_file(spark, cfg, r.files) for r in chunk_results)
     docs = unique_ids(docs)  # a repeated WARC-Record-ID: later copies get their place appended
     read_rows = res.rows  # one row per record, and per damaged stretch of a file
-    log.info("documents pass %s: %d records, %.1f s", res.status, res.rows, res.seconds)
+    log.info("documents pass: %d records, %.1f s (%s)", res.rows, res.seconds,
+             ", ".join(f"{sum(r.status == k for r in chunk_results)} chunk(s) {k}"
+                       for k in ("ran", "retuned", "reused")))  # fmt: skip
     # Per stage: the documents pass's wall time under `extract`; each step's task-seconds
     # (summed over cores, so comparable between stages, not with wall time).
     results = {"extract": StageResult("extract", res.path, res.status, res.seconds, read_rows)}
     for st in stepped:
         if not st.corpus:  # rows: set once the counts are known (_rows_reaching_steps)
-            results[st.name] = StageResult(st.name, res.path, res.status, timers[st.name].value, 0)
+            results[st.name] = StageResult(st.name, res.path, steps_status,
+                                           timers[st.name].value, 0)  # fmt: skip
 
     # connected components checkpoint their rounds here (shared by driver and executors)
     checkpoints = out / "_stages" / "_checkpoints"
@@ -383,6 +385,18 @@ def _run_stages(
         # extraction and the steps all run in the documents pass (the `extract` stage's time);
         # the steps' `seconds` above are their task time summed over cores, as these are
         "documents_pass_task_seconds": {k: round(t.value, 3) for k, t in timers.items()},
+        # the documents pass chunk by chunk: ran, retuned (steps only) or reused
+        "chunks": [
+            {
+                "name": r.name,
+                "files": r.files,
+                "status": r.status,
+                "rows": r.rows,
+                "seconds": round(r.seconds, 3),
+            }
+            for r in chunk_results
+        ],
+        "documents_pass": progress,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     write_report(out)

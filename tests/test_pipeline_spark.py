@@ -153,16 +153,18 @@ def test_sample_run_and_resume(spark, cfg, sample_warc, tmp_path):
     changed = cfg.model_copy(deep=True)
     changed.extract.include_tables = False
     assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
-    (out / "_stages" / "documents" / "_STAGE.json").unlink()
+    (out / "_stages" / "documents" / "chunk-00000" / "_STAGE.json").unlink()
     assert run(changed, [str(sample_warc)], out, spark)["stages"][0]["status"] == "ran"
     # a dedup setting reruns that corpus stage and the ones after it, not the documents pass
     changed.near_dedup.threshold = 0.7
     m3 = run(changed, [str(sample_warc)], out, spark)
     assert [s["status"] for s in m3["stages"][:6]] == ["reused"] * 5 + ["ran"]
-    # a per-document stage's setting reruns the documents pass (its steps share the tasks)
+    # a per-document stage's setting reruns the steps from the stored text, not extraction
     changed.langid.threshold = 0.5
     m4 = run(changed, [str(sample_warc)], out, spark)
-    assert {s["status"] for s in m4["stages"]} == {"ran"}
+    statuses = {s["name"]: s["status"] for s in m4["stages"]}
+    assert statuses["extract"] == "reused" and statuses["langid"] == statuses["rules"] == "ran"
+    assert [c["status"] for c in m4["chunks"]] == ["retuned"]
 
 
 def test_route_by_language(spark, cfg, sample_warc, tmp_path):

@@ -21,7 +21,7 @@ def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, 
 
     out = tmp_path / "out"
     run(cfg, [str(sample_warc)], out, spark)
-    docs = spark.read.parquet(str(out / "_stages" / "documents"))
+    docs = spark.read.parquet(str(out / "_stages" / "documents" / "chunk-*"))
     kept = docs.where(F.col("reject_reason").isNull())
     exact = exact_dedup(spark, kept, cfg)
     near = near_dedup(spark, exact.where(F.col("reject_reason").isNull()), cfg)

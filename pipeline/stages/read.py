@@ -102,15 +102,17 @@ def read_warcs(
     then: Callable[[dict], dict] | None = None,
     schema: pa.Schema = RECORD_SCHEMA,
     prepare: Callable[[list[dict]], list[dict]] | None = None,
+    first_index: int = 0,
 ) -> DataFrame:
-    """A DataFrame with a row for every record of `files` (index = crawl order).
+    """A DataFrame with a row for every record of `files` (`first_index` + position = the
+    file's index in the crawl order, the high part of `crawl_pos`).
 
     Each file is read by `splits_per_file` tasks, each streaming its own byte range, so one
     large file keeps every core busy with no shuffle. `then`, applied to each row inside the
     same task, lets the next stage consume the raw payload before it ever reaches the JVM;
     `prepare` then runs on each batch of rows (see rows_to_batches).
     """
-    tasks = [(i, p, k) for i, p in enumerate(files) for k in range(splits_per_file)]
+    tasks = [(i, p, k) for i, p in enumerate(files, first_index) for k in range(splits_per_file)]
     listing = spark.createDataFrame(
         spark.sparkContext.parallelize(tasks, numSlices=max(1, len(tasks))),
         "file_index long, path string, split int",
