@@ -43,7 +43,7 @@ from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.arrow_batches import RowStep
-from pipeline.stages.documents import documents_pass
+from pipeline.stages.documents import documents_pass, package_sources
 from pipeline.stages.exact_dedup import KEY_FIELDS, exact_dedup, key_step
 from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
 from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_settings, signature_step
@@ -139,10 +139,9 @@ def package_versions() -> dict[str, str]:
 def code_hash() -> str:
     """Hash of the package's own source: changed code invalidates completed stages."""
     h = hashlib.sha256()
-    root = Path(__file__).parent
-    for f in sorted(root.rglob("*.py")):
-        h.update(str(f.relative_to(root)).encode())
-        h.update(f.read_bytes())
+    for rel, data in package_sources():  # also from a --py-files zip
+        h.update(rel.encode())
+        h.update(data)
     return h.hexdigest()[:16]
 
 

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import pyarrow as pa
@@ -46,7 +47,6 @@ EXTRACTION_STAGES = ("read", "decode", "extract")
 # The code a chunk's extraction depends on (pipeline/...): a change here re-extracts.
 EXTRACTION_CODE = ("warc", "extract.py", "streams.py", "schema.py", "inputs.py",
                    "stages/read.py", "stages/extract.py", "stages/arrow_batches.py")  # fmt: skip
-_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,27 @@ def _hash(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _sources(node, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+    """(relative path, bytes) of the package's .py files, from a folder or from a zip
+    (spark-submit --py-files), in a stable order."""
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        rel = f"{prefix}{child.name}"
+        if child.is_dir():
+            yield from _sources(child, rel + "/")
+        elif child.name.endswith(".py"):
+            yield rel, child.read_bytes()
+
+
+def package_sources() -> Iterator[tuple[str, bytes]]:
+    return _sources(resources.files("pipeline"))
+
+
 def extraction_code_hash() -> str:
     h = hashlib.sha256()
-    for part in EXTRACTION_CODE:
-        p = _ROOT / part
-        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
-            h.update(str(f.relative_to(_ROOT)).encode())
-            h.update(f.read_bytes())
+    for rel, data in package_sources():
+        if rel in EXTRACTION_CODE or rel.split("/", 1)[0] in EXTRACTION_CODE:
+            h.update(rel.encode())
+            h.update(data)
     return h.hexdigest()[:16]
 
 
