@@ -9,7 +9,7 @@ QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 CDS := build/spark-cds.jsa
 
-.PHONY: setup models run demo test lint bench bench-e2e clean cluster-up cluster-down
+.PHONY: setup models run demo test lint bench bench-e2e bench-scale clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
@@ -71,6 +71,11 @@ bench: setup
 	$(BIN)/python bench/quality_bench.py
 	$(BIN)/python bench/dedup_bench.py
 	$(BIN)/python bench/tokens_bench.py
+
+# A 23k-record crawl from the real pages: fresh runs, a kill and rerun, added files, a retune
+# (about 35 minutes on 2 cores; README: crawl scale).
+bench-scale: setup
+	$(BIN)/python bench/scale_bench.py $(ARGS)
 
 # Ours against datatrove on the same WARC and cores (bench/e2e_bench.py). datatrove pins
 # trafilatura<1.12; the anchor gets our trafilatura (and its parsers) so both sides run the
