@@ -5,7 +5,8 @@ Builds a benchmark WARC from the 181 real pages of ../shared/data/extraction/scr
 plus about 15% duplicates under other URLs (half byte-identical, half with a one-word edit),
 or takes the WARC files given on the command line. Then, alternating, `--rounds` times each:
   * ours: `curate run` in local[2] (conf/default.yaml without the quality classifier, which
-    FineWeb's chain does not have), a fresh process each time;
+    FineWeb's chain does not have, and with FineWeb's extraction settings, as datatrove's
+    side), a fresh process each time;
   * theirs: bench/e2e_datatrove.py in the anchor venv (LocalPipelineExecutor, tasks=2,
     workers=2), a fresh process each time;
 and, once a round, the physical floor: trafilatura alone over the same records in one
@@ -177,6 +178,9 @@ def main() -> int:
             build_warc(w, k)
     cfg = load_config(ROOT / "conf" / "default.yaml")
     cfg.quality.enabled = False
+    # the same extraction as datatrove's FineWeb chain (ours defaults to trafilatura's own)
+    cfg.extract.favor_precision = True
+    cfg.extract.include_comments = False
     conf = WORK / "ours.yaml"
     conf.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
 
