@@ -85,7 +85,6 @@ def time_bound(cpu_s: float, wall_s: float):
     try:
         yield
     except ExtractTimeout:
-        _disarm()
         raise ExtractTimeout(_Bound.fired or "cpu") from None
     finally:
         _disarm()

@@ -13,7 +13,7 @@ import re
 import zlib
 
 _CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d+)[ \t]*\r?$", re.I | re.M)
-_ARC_LINE = re.compile(rb"\S+://\S* \S+ \d{12,14} .*?(\d+)\r?\n")
+_NEXT_ARC_LINE = re.compile(rb"\n(?=\S+://\S* \S+ \d{12,14} )")
 _ARC_ANY = re.compile(rb"\S+:\S* \S+ \d{12,14} .*?(\d+)\r?\n")
 
 
@@ -45,7 +45,7 @@ def count_records(data: bytes) -> int:
             assert m, f"neither WARC nor ARC at {i}: {raw[i : i + 60]!r}"
             if raw.startswith(b"filedesc:", i):
                 # its length is not to be trusted: skip to the next record line
-                j = re.compile(rb"\n(?=\S+://\S* \S+ \d{12,14} )").search(raw, m.end())
+                j = _NEXT_ARC_LINE.search(raw, m.end())
                 i = len(raw) if j is None else j.start() + 1
                 n += 1
                 continue

@@ -217,19 +217,11 @@ class _Member(_Bytes):
         self.d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self.finished = False
         self.big = False  # longer than the verify bound: records stream unverified
-        self.failed: Damage | None = None
         self.sub = 0  # records begun in this member so far
 
     def _pull(self) -> bytes:
-        if self.failed is not None:
-            raise self.failed  # zlib cannot go on after an error: every read says so
-        try:
-            return self._inflate()
-        except Damage as d:
-            self.failed = d
-            raise
-
-    def _inflate(self) -> bytes:
+        """The next inflated bytes; once zlib has failed (or the file ended inside the
+        member), every later read raises the same Damage."""
         while not self.finished:
             if self.broken is not None:
                 raise Damage(
