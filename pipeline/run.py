@@ -281,7 +281,8 @@ def _run_stages(
     t_docs = time.perf_counter()
     docs, chunk_results, progress = documents_pass(
         spark, cfg, files, out / "_stages" / "documents",
-        steps=[(st.name, st.step(spark, cfg), timers[st.name]) for st in stepped],
+        steps=[(st.reject_as or st.name, st.step(spark, cfg), timers[st.name])
+               for st in stepped],
         fields=[f for st in stepped for f in st.fields(cfg)],
         steps_fingerprint=steps_fp, version=version[0],
         splits_for=lambda n: splits_per_file(spark, cfg, n),

@@ -11,6 +11,7 @@ from collections import defaultdict
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.config import SourceRule
 from pipeline.extract import process_record
 from pipeline.inputs import expand_inputs
 from pipeline.stages.read import UnreadableInput, read_file_rows
@@ -23,6 +24,9 @@ def bcfg(cfg):
     c.input.http_retries = 0  # the refused URL: fail fast
     c.input.http_timeout_s = 5
     c.input.on_unreadable = "record"
+    # a host rule: the source step parses every URL's host (hostile_records has one that
+    # does not parse)
+    c.sources.rules = [SourceRule(source="wiki", hosts=["wikipedia.org"])]
     return c
 
 

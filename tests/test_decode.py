@@ -155,3 +155,15 @@ def test_latin1_page_declared_utf8_falls_back_to_detection():
     latin = "<html><body><p>Les élèves ont été reçus à l'école, où ils ont déjeuné.</p>" * 20
     text, codec, how = to_unicode(latin.encode("cp1252"), "text/html; charset=utf-8")
     assert how == "detected" and "ont été reçus" in text and "\ufffd" not in text
+
+
+def test_only_text_encodings_are_charsets():
+    """Python codecs that are no page charset (bytes-to-bytes, or raising on use) are
+    ignored, and the page decodes as if it declared nothing."""
+    from pipeline.warc.decode import normalize_charset, to_unicode
+
+    for label in ["undefined", "base64", "hex", "zip", "rot13", "bz2", "uu", "punycode", "idna"]:
+        assert normalize_charset(label) is None, label
+        text, codec, how = to_unicode(b"<p>caf\xc3\xa9</p>", f"text/html; charset={label}")
+        assert (text, codec, how) == ("<p>café</p>", "utf-8", "utf-8"), label
+    assert normalize_charset("windows-1251") == "cp1251"

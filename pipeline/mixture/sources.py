@@ -9,6 +9,13 @@ from urllib.parse import urlsplit
 from pipeline.config import SourceRule
 
 
+def _host(url: str | None) -> str:
+    try:
+        return (urlsplit(url).hostname or "") if url else ""
+    except ValueError:  # e.g. http://[www.example.com]/: no host rule can match it
+        return ""
+
+
 class SourceMatcher:
     def __init__(self, rules: list[SourceRule], default: str):
         self.rules = rules
@@ -23,7 +30,7 @@ class SourceMatcher:
         ]  # fmt: skip
 
     def source(self, url: str | None, input_path: str | None) -> str:
-        host = (urlsplit(url).hostname or "") if url else ""
+        host = _host(url)
         for name, hosts, url_re, path_re in self._compiled:
             if hosts and not any(host == h or host.endswith("." + h) for h in hosts):
                 continue

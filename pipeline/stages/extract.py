@@ -25,18 +25,38 @@ from pipeline.schema import DOC_SCHEMA
 from pipeline.stages.arrow_batches import RowStep, with_fields
 from pipeline.stages.read import read_warcs
 
-# A per-document step: (stage name, function on a batch of rows, its task-seconds counter).
+# A per-document step: (the ledger `stage` of its drops, function on a batch of rows, its
+# task-seconds counter).
 Step = tuple[str, RowStep, Accumulator]
+
+
+def _guarded(stage: str, fn: RowStep, live: list[dict]) -> None:
+    """`fn` on the batch; if it raises, on each row alone, so that only the rows it fails on
+    are dropped (`<stage>:error`, with the exception) and the task goes on: one hostile page
+    must not abort a pass over thousands of files."""
+    try:
+        fn(live)
+        return
+    except Exception:  # noqa: BLE001 (any failure of a step is a verdict on a row)
+        pass
+    for r in live:
+        if r.get("reject_reason") is not None:
+            continue  # the batch call had already judged it
+        try:
+            fn([r])
+        except Exception as e:  # noqa: BLE001
+            r["reject_stage"], r["reject_reason"] = stage, "error"
+            r["reject_detail"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:500]
 
 
 def run_steps(rows: list[dict], steps: Sequence[Step]) -> list[dict]:
     """Each step in order on the rows no earlier step (or extraction) rejected."""
-    for _, fn, seconds in steps:
+    for stage, fn, seconds in steps:
         live = [r for r in rows if r.get("reject_reason") is None]
         if not live:
             break
         t0 = time.perf_counter()
-        fn(live)  # steps set fields on the rows they are given
+        _guarded(stage, fn, live)  # steps set fields on the rows they are given
         seconds.add(time.perf_counter() - t0)
     return rows
 

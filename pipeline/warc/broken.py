@@ -240,6 +240,23 @@ def _hostile_names(d: Path) -> Case:
     return Case("hostile_names", path, set(), [a[0], b[0]])
 
 
+def _hostile_records(d: Path) -> Case:
+    """Pages declaring charsets that are Python codecs but no text encoding (`undefined`
+    raises on use; base64, hex, zip are bytes-to-bytes), and a URL whose host does not parse
+    (`http://[www.example.com]/`: urlsplit raises on it). Each one once aborted the pass."""
+    r = _Records("hostile_records")
+    parts, ids = [], []
+    for n, charset in enumerate(["undefined", "base64", "hex", "zip", "rot13", "punycode"]):
+        body = page(ARTICLE_RIVER + f"<p>Charset {charset}.</p>", f"charset {n}").encode()
+        rid, rec = r.response(body, [("Content-Type", f"text/html; charset={charset}")])
+        parts.append(rec)
+        ids.append(rid)
+    body = page(ARTICLE_BREAD + "<p>An unparsable host.</p>", "bad host").encode()
+    rid, rec = r.response(body, url="http://[www.example.com]/bread")
+    path = _write(d / "hostile_records.warc.gz", [*parts, rec])
+    return Case("hostile_records", path, set(), [*ids, rid])
+
+
 def _bomb(d: Path, encoding: str) -> Case:
     name = f"{encoding}_bomb"
     r = _Records(name)
@@ -441,6 +458,7 @@ CASES: list[Callable[[Path], Case]] = [
     _invalid_utf8,
     _lying_charset,
     _hostile_names,
+    _hostile_records,
     lambda d: _bomb(d, "gzip"),
     lambda d: _bomb(d, "br"),
     _header_bomb,

@@ -165,6 +165,10 @@ _WHATWG_ALIASES = {
     "x-user-defined": "cp1252",
 }
 
+# Text codecs Python has that are no web charset: they raise or mangle on page bytes.
+_NOT_CHARSETS = {"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape",
+                 "escape_codec", "unicode_escape", "raw_unicode_escape", "mbcs", "oem"}  # fmt: skip
+
 _HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.I)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I)
 
@@ -176,9 +180,14 @@ def normalize_charset(label: str | None) -> str | None:
     name = label.strip().strip("\"'").lower()
     name = _WHATWG_ALIASES.get(name, name)
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except LookupError:
         return None
+    # Only text encodings: Python also has base64, hex, zip, rot13... (bytes to bytes) and
+    # `undefined`, which raises on any use; none of them is a page's charset.
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return None
+    return info.name
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -234,7 +243,7 @@ def decode_declared(body: bytes, codec: str) -> str | None:
         return body.decode(codec)
     except UnicodeDecodeError:
         pass
-    except LookupError:
+    except (LookupError, UnicodeError, ValueError):  # a codec that is no charset
         return None
     high = len(body) - len(body.translate(None, _HIGH))
     if codec in ("utf-8", "utf_8"):
