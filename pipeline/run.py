@@ -365,7 +365,12 @@ def _run_stages(
         "config_hash": cfg.section_hash(),
         "versions": package_versions(),
         "extractor": backend_version(cfg.extract.backend),
-        "spark": {"master": spark.sparkContext.master, "version": spark.version},
+        "spark": {
+            "master": spark.sparkContext.master,
+            "version": spark.version,
+            "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
+            "executor_memory": spark.sparkContext.getConf().get("spark.executor.memory", None),
+        },
         "started": started,
         "finished": datetime.now(UTC).isoformat(),
         "seconds": round(time.perf_counter() - t_start, 3),

@@ -33,8 +33,23 @@ def class_archive(cfg: Config) -> Path | None:
     return None
 
 
+def launcher_settings() -> set[str]:
+    """The keys spark-submit already set (its --conf flags, spark-defaults.conf, --executor-*
+    options): the cluster's operator decides those, not our config's defaults. Empty when
+    this process starts its own JVM."""
+    if not under_spark_submit():
+        return set()
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM (it exists already)
+    return {k for k, _ in SparkConf().getAll()}
+
+
 def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> SparkSession:
-    """The session; `java_opts` are added to the driver JVM's options (local mode)."""
+    """The session; `java_opts` are added to the driver JVM's options (local mode).
+
+    The `spark.conf` settings of the config are defaults: under spark-submit, a key it set
+    (--conf, spark-defaults.conf) wins, since builder settings would otherwise override it."""
     builder = SparkSession.builder.appName(cfg.spark.app_name)
     if master or not under_spark_submit():
         builder = builder.master(master or cfg.spark.master)
@@ -43,17 +58,17 @@ def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> Sp
         # Workers must run this interpreter (the venv's), not whatever `python3` is on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-    builder = builder.config(
-        "spark.sql.execution.arrow.maxRecordsPerBatch", str(cfg.spark.arrow_batch_rows)
-    )
-    conf = dict(cfg.spark.conf)
+    conf = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(cfg.spark.arrow_batch_rows)}
+    conf.update(cfg.spark.conf)
     if local:
         archive = class_archive(cfg)
         extra = f"-XX:SharedArchiveFile={archive}" if archive and not java_opts else ""
         conf[DRIVER_OPTS] = " ".join(filter(None, [conf.get(DRIVER_OPTS), extra, java_opts]))
         conf.setdefault("spark.python.daemon.module", "pipeline.worker_daemon")
+    given = launcher_settings()
     for key, value in conf.items():
-        builder = builder.config(key, value)
+        if key not in given:
+            builder = builder.config(key, value)
     driver_preload.start()  # the driver's heavy imports, while the JVM starts
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

@@ -60,6 +60,7 @@ def test_spark_submit_on_standalone_cluster_matches_local(
     assert proc.returncode == 0, proc.stdout[-3000:] + "\n----\n" + quiet[-6000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["spark"]["master"] == cluster["master"]
+    assert manifest["spark"]["shuffle_partitions"] == "7"
     assert _outputs(out) == _outputs(local)
 
 
@@ -69,6 +70,9 @@ def _submit(cluster: dict, pyfiles: str, inputs: list[str], out: Path) -> list[s
         "--master", cluster["master"],
         "--py-files", pyfiles,
         "--conf", "spark.ui.enabled=false",
+        # the operator's settings win over the config's defaults (conf/cluster.yaml)
+        "--conf", "spark.sql.shuffle.partitions=7",
+        "--conf", "spark.sql.parquet.columnarReaderBatchSize=512",
         str(ROOT / "jobs" / "curate.py"),
         "--config", str(ROOT / "conf" / "cluster.yaml"),
         "--input", *inputs,

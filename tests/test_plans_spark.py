@@ -1,5 +1,5 @@
 """Nothing corpus-wide funnels through one task: the physical plans of the corpus stages and of
-the ledger write hold no exchange to a single partition."""
+the ledger write hold no exchange to a single partition, and no window (a group in one task)."""
 
 from __future__ import annotations
 
@@ -33,3 +33,5 @@ def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, 
         plan = _plan(df)
         assert "SinglePartition" not in plan, (name, plan)
         assert "coalesce 1" not in plan.lower(), (name, plan)
+        # a window holds a whole group in one task: a page copied a million times, ~8 GB
+        assert "Window" not in plan, (name, plan)

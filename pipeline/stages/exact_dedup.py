@@ -5,10 +5,11 @@ fingerprint; the others are `exact_dup:duplicate` with the kept doc_id. Kept row
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
+from pipeline.dedup.components import cut_lineage
 from pipeline.dedup.normalize import exact_key
 from pipeline.stages.arrow_batches import RowStep, apply_step
 
@@ -37,24 +38,30 @@ def key_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no s
 
 
 def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    """The corpus half: keep the first of each `exact_key` (computed here if `docs` lacks it)."""
+    """The corpus half: keep the first of each `exact_key` (computed here if `docs` lacks it).
+
+    The verdicts come from the narrow columns (key, crawl_pos, doc_id) in one aggregation,
+    which combines map-side: a template page with a million copies is one small row per task
+    before the shuffle, never a million-row group in one task (a window over whole rows was).
+    The rows then meet their group's verdict in a join whose other side holds one row per
+    key, so a hot key streams through it in bounded memory."""
     keyed = docs
-    if "exact_key" not in docs.columns:
-        keyed = apply_step(docs, key_step(spark, cfg), KEY_FIELDS)
-    # Window aggregates: one shuffle, and the key is read once (a groupBy joined back to its
-    # own input would compute a Python key twice).
-    group = Window.partitionBy("exact_key")
-    out = keyed.withColumns(
-        {"_first": F.min(F.struct("crawl_pos", "doc_id")).over(group),
-         "_n": F.count("*").over(group)}
-    )  # fmt: skip
+    if "exact_key" not in docs.columns:  # computed once, not again for the join
+        keyed = cut_lineage(apply_step(docs, key_step(spark, cfg), KEY_FIELDS))
+    groups = (
+        keyed.select("exact_key", "crawl_pos", "doc_id")
+        .groupBy("exact_key")
+        .agg(F.min(F.struct("crawl_pos", "doc_id")).alias("_first"), F.count("*").alias("_n"))
+    )
+    out = keyed.join(groups, "exact_key", "left")  # a null key (no text) meets no group
     out = mark_rejected(
         out,
-        F.col("crawl_pos") != F.col("_first.crawl_pos"),
+        F.col("_first").isNotNull() & (F.col("crawl_pos") != F.col("_first.crawl_pos")),
         "exact_dup",
         "duplicate",
         F.concat(F.lit("kept "), F.col("_first.doc_id")),
     )
-    return out.withColumn(
-        "exact_copies", F.when(F.col("reject_reason").isNull(), F.col("_n").cast("int"))
-    ).drop("_first", "_n")
+    copies = F.coalesce(F.col("_n"), F.lit(1)).cast("int")
+    return out.withColumn("exact_copies", F.when(F.col("reject_reason").isNull(), copies)).drop(
+        "_first", "_n"
+    )

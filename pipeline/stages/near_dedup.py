@@ -16,7 +16,7 @@ Kept rows carry `dup_cluster` (the kept doc_id) and `dup_cluster_size`.
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
@@ -90,21 +90,34 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
             .select("u", "v")
         )
     comps = connected_components(edges, c.max_iterations, c.local_max_edges)
-    labelled = docs.join(comps, docs["crawl_pos"] == comps["node"], "left").withColumn(
-        "_root", F.coalesce("component", "crawl_pos")
+    # Verdicts from narrow columns: per node on an edge, its cluster's root (the smallest
+    # crawl_pos), the root's id and the cluster's size (an aggregation); every join below has
+    # one row per key on its right side, so a cluster of a million pages streams through in
+    # bounded memory (a window over the cluster's whole rows held it in one task).
+    sizes = comps.groupBy("component").agg(F.count("*").cast("int").alias("_size"))
+    root = docs.select(F.col("crawl_pos").alias("component"), F.col("doc_id").alias("_root_id"),
+                       F.col("minhash").alias("_rsig"))  # fmt: skip
+    own = sigs.select(F.col("crawl_pos").alias("node"), F.col("minhash").alias("_sig"))
+    verdicts = (
+        comps.join(sizes, "component")
+        .join(root, "component")
+        .join(own, "node")
+        .select(
+            "node", "component", "_root_id", "_size",
+            _agreement("_sig", "_rsig", hasher.num_perm).alias("_jaccard"),
+        )
+    )  # fmt: skip
+    out = docs.join(verdicts, docs["crawl_pos"] == verdicts["node"], "left").withColumns(
+        {
+            "dup_cluster": F.coalesce("_root_id", "doc_id"),
+            "dup_cluster_size": F.coalesce("_size", F.lit(1)),
+        }
     )
-    # The root is its component's smallest crawl_pos: window minima give its id and signature.
-    cluster = Window.partitionBy("_root")
-    root = F.min(F.struct("crawl_pos", "doc_id", F.col("minhash").alias("sig"))).over(cluster)
-    out = labelled.withColumns(
-        {"_r": root, "dup_cluster_size": F.count("*").over(cluster).cast("int")}
-    ).withColumns({"dup_cluster": F.col("_r.doc_id"), "_rsig": F.col("_r.sig")})
-    jac = _agreement("minhash", "_rsig", hasher.num_perm)
     out = mark_rejected(
         out,
-        F.col("crawl_pos") != F.col("_root"),
+        F.col("component").isNotNull() & (F.col("crawl_pos") != F.col("component")),
         "near_dup",
         "duplicate",
-        F.format_string("kept %s, estimated Jaccard %.3f", F.col("dup_cluster"), jac),
+        F.format_string("kept %s, estimated Jaccard %.3f", F.col("dup_cluster"), F.col("_jaccard")),
     )
-    return out.drop("node", "component", "_root", "_r", "_rsig")
+    return out.drop("node", "component", "_root_id", "_size", "_jaccard")
