@@ -1,7 +1,8 @@
 """What a run did, counted in one Spark aggregation: rows dropped per stage and reason, rows
 kept (and their tokens and bytes per source, which the mixture plans with), rule failures,
-and languages. One job instead of one per figure: on a small crawl each job costs more than
-the counting."""
+languages, and the distributions the report plots (quality scores in fixed-width bins,
+duplicate cluster sizes). One job instead of one per figure: on a small crawl each job costs
+more than the counting; on a snapshot only these aggregates, never rows, reach the driver."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ class ReconcileError(RuntimeError):
 # Read-stage reasons that mean a file, or a stretch of it, or one record's framing is broken.
 DAMAGE_REASONS = ("unreadable_file", "corrupt_file", "corrupt_record")
 _SEP = "\x00"
+# Quality scores are counted in bins of this width (log-odds); the report regroups them.
+SCORE_BIN = 0.25
 
 
 @dataclass
@@ -30,6 +33,10 @@ class Outcomes:
     # read damage: reason -> file -> (rows, file bytes skipped where measured, why: the
     # detail of an unreadable file, else "")
     damage: dict[str, dict[str, tuple[int, int, str]]]
+    # the report's distributions: "quality_score_bins" {bin index: documents scored} (a bin
+    # holds scores in [i * SCORE_BIN, (i + 1) * SCORE_BIN)), "exact_group_sizes" and
+    # "near_cluster_sizes" {size: kept documents}
+    distributions: dict[str, dict[int, int]]
 
 
 def _facts(df: DataFrame, kind: str, key: Column, flag: Column | None = None,
@@ -67,6 +74,17 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
                    F.substring("reject_detail", 1, 200)).otherwise(F.lit(""))),
                size=F.coalesce(F.col("skipped_bytes"), F.lit(0)))
     )  # fmt: skip
+    if "quality_score" in docs.columns:
+        scored = docs.where(F.col("quality_score").isNotNull())
+        parts.append(_facts(scored, "quality_score_bins",
+                            F.floor(F.col("quality_score") / F.lit(SCORE_BIN))))  # fmt: skip
+    for column, kind in (("exact_copies", "exact_group_sizes"),
+                         ("dup_cluster_size", "near_cluster_sizes")):  # fmt: skip
+        # the stage that adds the column: its kept rows, one per group or cluster
+        first = next((f for f in frames[1:] if column in f.columns), None)
+        if first is not None:
+            kept_there = first.where(F.col("reject_reason").isNull() & F.col(column).isNotNull())
+            parts.append(_facts(kept_there, kind, F.col(column)))
     if "failed_rules" in docs.columns:
         parts.append(_facts(docs.select(F.explode("failed_rules").alias("r")), "rule", F.col("r")))
     if "lang" in docs.columns:
@@ -100,7 +118,12 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
         damage.setdefault(reason, {})[path] = (int(r["n"]), int(r["bytes"]), why)
     rules = sorted(by_kind.get("rule", []), key=lambda r: (-r["n"], r["key"]))
     langs = sorted(by_kind.get("lang", []), key=lambda r: (-r["n"], r["key"]))
+    distributions = {
+        kind: dict(sorted((int(r["key"]), int(r["n"])) for r in by_kind.get(kind, [])))
+        for kind in ("quality_score_bins", "exact_group_sizes", "near_cluster_sizes")
+    }
     return Outcomes(
+        distributions=distributions,
         counts=counts,
         rule_failures={r["key"]: int(r["n"]) for r in rules},
         languages={r["key"]: {"docs": int(r["n"]), "kept": int(r["flag"])} for r in langs},

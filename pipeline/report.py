@@ -1,5 +1,7 @@
 """The run report: DIR/report.json and a self-contained DIR/report.html (inline SVG plots,
-no network resources, no scripts), rebuilt from a finished run's files without Spark.
+no network resources, no scripts), rebuilt from a finished run's manifest and budget without
+Spark. It reads aggregates only (the run counted them in Spark): its cost does not grow with
+the corpus.
 
 It shows the funnel (records reaching each stage, read to kept), rejection reasons, rule
 failures, languages, the quality-score histogram with its threshold, duplicate cluster sizes,
@@ -11,10 +13,8 @@ from __future__ import annotations
 import html
 import io
 import json
-from collections import Counter
+import math
 from pathlib import Path
-
-import pyarrow.parquet as pq
 
 FUNNEL_LABELS = {
     "extract": "records read",
@@ -25,18 +25,6 @@ FUNNEL_LABELS = {
     "near_dedup": "no exact duplicate",
     "tokenize": "no near duplicate",
 }
-
-
-def _column(path: Path, column: str, kept_only: bool = False) -> list:
-    if not path.is_dir():
-        return []
-    files = sorted(path.rglob("*.parquet"))
-    if not files or column not in pq.read_schema(files[0]).names:  # that stage did not run
-        return []
-    table = pq.read_table(path, columns=[column, "reject_reason"])
-    rows = table.to_pylist()
-    return [r[column] for r in rows if r[column] is not None and
-            (not kept_only or r["reject_reason"] is None)]  # fmt: skip
 
 
 def report_data(out: Path) -> dict:
@@ -50,9 +38,9 @@ def report_data(out: Path) -> dict:
         if s["name"] in FUNNEL_LABELS
     ]
     funnel.append({"stage": "kept", "label": "kept", "count": manifest["counts"]["kept"]})
-    scores = _column(out / "_stages" / "documents", "quality_score")
-    sizes = Counter(_column(out / "_stages" / "near_dedup", "dup_cluster_size", kept_only=True))
-    exact = Counter(_column(out / "_stages" / "exact_dedup", "exact_copies", kept_only=True))
+    dist = manifest.get("distributions", {})
+    width = dist.get("quality_score_bin_width", 0.25)
+    bins = {int(k): n for k, n in dist.get("quality_score_bins", {}).items()}
     cfg = manifest["config"]
     return {
         "output": manifest["output"],
@@ -63,11 +51,14 @@ def report_data(out: Path) -> dict:
         "languages": manifest.get("languages", {}),
         "quality": {
             "threshold": cfg["quality"]["threshold"],
-            "scores": scores,
+            "documents_scored": sum(bins.values()),
+            # [lower edge, documents] of each non-empty bin of `bin_width`
+            "bin_width": width,
+            "histogram": [[b * width, n] for b, n in sorted(bins.items())],
         },
         "duplicates": {
-            "near_cluster_sizes": {str(k): v for k, v in sorted(sizes.items())},
-            "exact_group_sizes": {str(k): v for k, v in sorted(exact.items())},
+            "near_cluster_sizes": dist.get("near_cluster_sizes", {}),
+            "exact_group_sizes": dist.get("exact_group_sizes", {}),
         },
         "budget": budget,
         "stages": stages,
@@ -100,14 +91,28 @@ def _bar(labels: list[str], values: list[float], title: str, horizontal: bool = 
     return _svg(fig)
 
 
-def _histogram(scores: list[float], threshold: float) -> str:
+def _regroup(histogram: list[list[float]], width: float, most: int = 30) -> tuple[list, list]:
+    """Fine bins (lower edge, count) merged into at most `most` equal bins: (edges, counts)."""
+    lo = histogram[0][0]
+    span = histogram[-1][0] + width - lo
+    factor = max(1, math.ceil(span / width / most))
+    step = width * factor
+    n = max(1, math.ceil(round(span / step, 9)))
+    counts = [0] * n
+    for edge, c in histogram:
+        counts[min(n - 1, int(round((edge - lo) / width)) // factor)] += c
+    return [lo + i * step for i in range(n + 1)], counts
+
+
+def _histogram(histogram: list[list[float]], width: float, threshold: float) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    edges, counts = _regroup(histogram, width)
     fig, ax = plt.subplots(figsize=(7, 2.8))
-    ax.hist(scores, bins=30, color="#4a7fb5")
+    ax.stairs(counts, edges, fill=True, color="#4a7fb5")
     ax.axvline(threshold, color="#c0392b", linestyle="--", label=f"threshold {threshold:g}")
     ax.set_xlabel("quality score (log-odds, reference vs crawl)")
     ax.set_ylabel("documents")
@@ -165,8 +170,10 @@ def render_html(d: dict) -> str:
                   _bar([k for k, _ in langs], [v["docs"] for _, v in langs],
                        "documents per language (top 20)")]  # fmt: skip
     q = d["quality"]
-    if q["scores"]:
-        parts += ["<h2>Quality scores</h2>", _histogram(q["scores"], q["threshold"])]
+    if q["histogram"]:
+        parts += ["<h2>Quality scores</h2>",
+                  f"<p>{q['documents_scored']} documents scored.</p>",
+                  _histogram(q["histogram"], q["bin_width"], q["threshold"])]  # fmt: skip
     dup = d["duplicates"]
     if dup["near_cluster_sizes"] or dup["exact_group_sizes"]:
         rows = [["exact", k, v] for k, v in dup["exact_group_sizes"].items()]

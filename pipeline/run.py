@@ -38,7 +38,7 @@ from pipeline.extract import backend_version
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
-from pipeline.outcomes import count_outcomes, damage_lines, damage_report
+from pipeline.outcomes import SCORE_BIN, count_outcomes, damage_lines, damage_report
 from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
@@ -381,6 +381,11 @@ def _run_stages(
             "per_source": {k: v["tokens_after"] for k, v in budget["sources"].items()},
         },
         "damage": damage_report(outcomes.damage),
+        # what the report plots, aggregated by Spark (pipeline/outcomes.py)
+        "distributions": {
+            "quality_score_bin_width": SCORE_BIN,
+            **{k: {str(b): n for b, n in v.items()} for k, v in outcomes.distributions.items()},
+        },
         "rule_failures": outcomes.rule_failures,
         "languages": outcomes.languages,
         "stages": [

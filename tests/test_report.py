@@ -94,5 +94,19 @@ def test_report_rebuilt_from_a_finished_run(demo_run):
     assert json.loads((demo_run / "report.json").read_text()) == before
     assert (demo_run / "report.html").is_file()
     data = before
-    assert data["budget"]["total_tokens"] > 0 and len(data["quality"]["scores"]) == 4
+    assert data["budget"]["total_tokens"] > 0 and data["quality"]["documents_scored"] == 4
     assert data["duplicates"]["near_cluster_sizes"] == {"1": 1, "2": 1}
+    # the histogram Spark counted, against the scores read back from the stage files here
+    import math
+
+    import pyarrow.parquet as pq
+
+    scores = [s for s in pq.read_table(demo_run / "_stages" / "documents",
+                                       columns=["quality_score"]).column(0).to_pylist()
+              if s is not None]  # fmt: skip
+    width = data["quality"]["bin_width"]
+    expect: dict[float, int] = {}
+    for s in scores:
+        edge = math.floor(s / width) * width
+        expect[edge] = expect.get(edge, 0) + 1
+    assert sorted(expect.items()) == [tuple(b) for b in data["quality"]["histogram"]]
