@@ -68,6 +68,19 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
     assert len(shards) == len(rows) == web["docs_after"] + wiki["docs_after"]
     index = json.loads((outs[0][0] / "tokens" / "index.json").read_text())
     assert sum(s["docs"] for s in index["shards"]) == len(rows)
+    # each shard file holds exactly its rows, by the formula: shard = floor(u * n_shards),
+    # u = uniform(doc_id, shard seed, repeat), in the order of u; attempts are all cleared
+    from pipeline.mixture.sampling import uniform
+
+    n_shards = len(list((outs[0][0] / "shards").glob("*.parquet")))
+    assert n_shards == budget["shards"] == -(-len(rows) // 64)
+    for f in sorted((outs[0][0] / "shards").glob("*.parquet")):
+        got = pq.read_table(f).to_pylist()
+        u = [uniform(r["id"], 0, r["repeat"]) for r in got]
+        assert {int(x * n_shards) for x in u} == {int(f.stem.split("-")[1])}, f.name
+        assert u == sorted(u)
+    for o, _ in outs:
+        assert not list(o.rglob("_attempts")) and not list(o.rglob("*.a[0-9]*"))
 
 
 def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_path):

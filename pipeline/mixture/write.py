@@ -3,8 +3,13 @@
 Per source, epochs_i = w_i * D / N_i (N_i its curated tokens; "natural": 1 for all). Copies
 are drawn with pipeline/mixture/sampling.py; the global shuffle orders rows by a hash of
 (doc_id, shard seed, repeat), and a row's shard is floor(u * n_shards) of that same hash, so
-shard contents and names depend on neither partitioning nor task order. Executors write the
-shard files themselves (`DIR/shards/`, `DIR/tokens/`); the driver only sees per-shard counts.
+shard contents and names depend on neither partitioning nor task order.
+
+Each shard is one partition (`repartitionById`), sorted by Spark (which spills), and its
+task streams it to its Parquet and token files a bounded buffer at a time: no task holds a
+shard, let alone several. Files are written under `_attempts/` with the task attempt in
+their names; the driver moves into place only those of the attempts Spark reported as
+successful, so a speculative or lost attempt can never put a partial shard in place.
 """
 
 from __future__ import annotations
@@ -13,21 +18,23 @@ import json
 import logging
 import math
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.budget import budget_report
 from pipeline.config import Config
-from pipeline.dedup.components import cut_lineage
 from pipeline.mixture.sampling import copies, uniform
 from pipeline.schema import spark_schema
 from pipeline.stages.arrow_batches import map_batches
 from pipeline.stages.tokenize import get_tokenizer
-from pipeline.tokens.shards import write_token_shard
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +50,13 @@ SUMMARY = pa.schema(
         pa.field("docs", pa.int64()),
         pa.field("tokens", pa.int64()),
         pa.field("text_bytes", pa.int64()),
+        pa.field("attempt", pa.int64()),
     ]
 )
+ATTEMPTS = "_attempts"
+# A Parquet row group is written once this many rows or text bytes are buffered.
+GROUP_ROWS = 20000
+GROUP_BYTES = 64 << 20
 
 
 def plan_epochs(available: dict[str, int], cfg: Config) -> dict[str, float]:
@@ -122,8 +134,7 @@ def write_mixture(
         after = {s: (d * int(ep[s]), t * int(ep[s]), b * int(ep[s]))
                  for s, (d, t, b) in totals.items()}  # fmt: skip
     else:
-        mixed = cut_lineage(mixed)  # counted, then written: draw the copies once
-        after = source_totals(mixed)
+        after = _drawn_totals(kept, ep, mseed)  # narrow: no text, no tokens
     total_rows = sum(d for d, _, _ in after.values())
     total_bytes = sum(b for _, _, b in after.values())
     sc = cfg.shards
@@ -136,36 +147,27 @@ def write_mixture(
     shard_dir, token_dir = out / "shards", out / "tokens"
     for d in (shard_dir, token_dir):
         shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
-    compression = cfg.output.compression
+        (d / ATTEMPTS).mkdir(parents=True)
+    write = _shard_writer(shard_dir, token_dir, eot, dtype, cfg.output.compression)
 
-    def write(batch_rows: list[dict]) -> list[dict]:
-        by_shard: dict[int, list[dict]] = {}
-        for r in batch_rows:
-            by_shard.setdefault(r["shard"], []).append(r)
-        summary = []
-        for shard, rs in sorted(by_shard.items()):
-            rs.sort(key=lambda r: (r["order"], r["id"], r["repeat"]))
-            name = f"shard-{shard:05d}"
-            table = pa.Table.from_pylist(
-                [{c: r[c] for c in SHARD_COLUMNS} for r in rs]
-            )  # fmt: skip
-            tmp = shard_dir / f"{name}.parquet.part"
-            pq.write_table(table, tmp, compression=compression)
-            tmp.replace(shard_dir / f"{name}.parquet")
-            n_tok = write_token_shard(token_dir / name, [r["tokens"] for r in rs], eot, dtype)
-            summary.append({"shard": shard, "docs": len(rs), "tokens": n_tok,
-                            "text_bytes": sum(len(r["text"].encode()) for r in rs)})  # fmt: skip
-        return summary
-
-    # one task per shard group; all rows of a shard reach one task, whole
-    sharded = mixed.withColumn("shard", F.floor(F.col("order") * n_shards).cast("int"))
-    grouped = sharded.repartition(n_shards, "shard")
-    write_all = _whole_partition(write)
+    # one partition per shard, sorted by Spark; each task streams its shard to its files
+    shard = F.floor(F.col("order") * n_shards).cast("int")
+    sharded = (
+        mixed.withColumn("shard", shard)
+        .repartitionById(n_shards, "shard")
+        .sortWithinPartitions("order", "id", "repeat")
+        .select("shard", *SHARD_COLUMNS, "tokens")
+    )
     shards = sorted(
-        (r.asDict() for r in grouped.mapInArrow(write_all, spark_schema(SUMMARY)).collect()),
+        (r.asDict() for r in sharded.mapInArrow(write, spark_schema(SUMMARY)).collect()),
         key=lambda r: r["shard"],
     )
+    for r in shards:  # commit: the attempts Spark counted, moved into place
+        name = f"shard-{r['shard']:05d}"
+        for d, ext in ((shard_dir, ".parquet"), (token_dir, ".bin"), (token_dir, ".idx")):
+            (d / ATTEMPTS / f"{name}.a{r['attempt']}{ext}").replace(d / f"{name}{ext}")
+    for d in (shard_dir, token_dir):
+        shutil.rmtree(d / ATTEMPTS, ignore_errors=True)
     index = {
         "tokenizer": cfg.tokenizer.name,
         "dtype": dtype.str,
@@ -207,12 +209,102 @@ def write_mixture(
     return budget
 
 
-def _whole_partition(fn):
-    """A mapInArrow function calling `fn` once on all rows of the partition."""
+def _drawn_totals(
+    kept: DataFrame, ep: dict[str, float], seed: int
+) -> dict[str, tuple[int, int, int]]:
+    """source -> (docs, tokens, text bytes) after the draw, from narrow columns: the copies
+    of each document are drawn again where the shards are written (the same hash)."""
+    narrow = kept.select(F.col("doc_id").alias("id"), "source", "n_tokens",
+                         F.octet_length("text").alias("bytes"))  # fmt: skip
+    schema = pa.schema([pa.field("source", pa.string()), pa.field("n", pa.int64()),
+                        pa.field("n_tokens", pa.int64()),
+                        pa.field("bytes", pa.int64())])  # fmt: skip
 
-    def run(batches):
-        rows = [r for b in batches for r in b.to_pylist()]
-        if rows:
-            yield pa.RecordBatch.from_pylist(fn(rows), schema=SUMMARY)
+    def count(batch: list[dict]) -> list[dict]:
+        out = []
+        for r in batch:
+            n = len(copies(r["id"], ep.get(r["source"], 0.0), seed))
+            out.append({"source": r["source"], "n": n, "n_tokens": (r["n_tokens"] or 0) * n,
+                        "bytes": (r["bytes"] or 0) * n})  # fmt: skip
+        return out
+
+    drawn = narrow.mapInArrow(map_batches(count, schema), spark_schema(schema))
+    return {
+        r["source"]: (int(r["docs"] or 0), int(r["tokens"] or 0), int(r["bytes"] or 0))
+        for r in drawn.groupBy("source")
+        .agg(F.sum("n").alias("docs"), F.sum("n_tokens").alias("tokens"),
+             F.sum("bytes").alias("bytes"))
+        .collect()
+    }  # fmt: skip
+
+
+def _shard_writer(shard_dir: Path, token_dir: Path, eot: int, dtype: np.dtype,
+                  compression: str):  # fmt: skip
+    """The mapInArrow function writing one shard's partition, streamed: Parquet row groups
+    of at most GROUP_ROWS rows / GROUP_BYTES of text, token ids appended as they come."""
+    parquet_schema = pa.schema([
+        pa.field("id", pa.string()), pa.field("text", pa.string()), pa.field("url", pa.string()),
+        pa.field("source", pa.string()), pa.field("lang", pa.string()),
+        pa.field("repeat", pa.int32()), pa.field("n_tokens", pa.int64()),
+    ])  # fmt: skip
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        attempt = TaskContext.get().taskAttemptId()
+        shard: int | None = None
+        writer = bin_f = idx_f = None
+        buffered: list[pa.RecordBatch] = []
+        rows = buffered_bytes = docs = tokens = text_bytes = 0
+
+        def flush() -> None:
+            nonlocal rows, buffered_bytes
+            if buffered:
+                writer.write_table(pa.Table.from_batches(buffered))  # type: ignore[union-attr]
+            buffered.clear()
+            rows = buffered_bytes = 0
+
+        try:
+            for batch in batches:
+                if not batch.num_rows:
+                    continue
+                ids = pc.unique(batch.column("shard")).to_pylist()
+                if shard is None:
+                    shard = ids[0]
+                    name = f"shard-{shard:05d}.a{attempt}"
+                    writer = pq.ParquetWriter(shard_dir / ATTEMPTS / f"{name}.parquet",
+                                              parquet_schema, compression=compression)  # fmt: skip
+                    bin_f = open(token_dir / ATTEMPTS / f"{name}.bin", "wb")  # noqa: SIM115
+                    idx_f = open(token_dir / ATTEMPTS / f"{name}.idx", "wb")  # noqa: SIM115
+                if ids != [shard]:  # repartitionById puts exactly one shard in a partition
+                    raise RuntimeError(f"shard task holds shards {sorted({shard, *ids})}")
+                table = batch.select(parquet_schema.names).cast(parquet_schema)
+                size = pc.sum(pc.binary_length(batch.column("text"))).as_py() or 0
+                buffered.append(table)
+                rows += batch.num_rows
+                buffered_bytes += size
+                if rows >= GROUP_ROWS or buffered_bytes >= GROUP_BYTES:
+                    flush()
+                # tokens: each document's ids then EOT; idx: each document's start offset
+                col = batch.column("tokens")
+                lengths = np.diff(col.offsets.to_numpy()).astype(np.int64)
+                flat = col.flatten().to_numpy(zero_copy_only=False).astype(dtype)
+                ends = np.cumsum(lengths)
+                np.insert(flat, ends, eot).astype(dtype).tofile(bin_f)
+                starts = tokens + np.concatenate(([0], ends[:-1])) + np.arange(len(lengths))
+                starts.astype("<i8").tofile(idx_f)
+                tokens += int(lengths.sum()) + len(lengths)
+                docs += batch.num_rows
+                text_bytes += size
+            if shard is None:
+                return  # an empty partition: no shard
+            flush()
+            np.array([tokens], dtype="<i8").tofile(idx_f)
+        finally:
+            for f in (writer, bin_f, idx_f):
+                if f is not None:
+                    f.close()
+        yield pa.RecordBatch.from_pylist(
+            [{"shard": shard, "docs": docs, "tokens": tokens, "text_bytes": text_bytes,
+              "attempt": attempt}], schema=SUMMARY,
+        )  # fmt: skip
 
     return run
