@@ -35,6 +35,16 @@ def check_models(cfg: Config) -> None:
 
 def check_output(output: str | Path, files: list[str]) -> None:
     """The output directory can be written without touching inputs or unrelated files."""
+    if is_url(str(output)):
+        # Markers, row counts, the lock, shard files and the report are written with local
+        # file operations (by the driver and by executors): on hdfs:// or s3:// they would land
+        # in a folder named after the URI on each machine's disk while Spark wrote to the store.
+        raise ConfigError(
+            f"--output {output}: outputs must be a folder path that the driver and every "
+            "executor see (a local disk in local mode; on a cluster a shared mount such as NFS, "
+            "or an object store mounted with a FUSE driver such as mountpoint-s3 or gcsfuse). "
+            "URIs are accepted as inputs only"
+        )
     out = Path(output).expanduser().resolve()
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--output {output}: is a file, not a directory (choose a new folder)")

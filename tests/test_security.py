@@ -105,6 +105,10 @@ def test_output_must_not_hold_inputs_or_stray_files(tmp_path):
     with pytest.raises(ConfigError, match="thesis.tex"):
         check_output(tmp_path / "notes", [])
     check_output(tmp_path / "new", [str(warc)])  # a new folder is fine
+    for uri in ("hdfs:///curated/run1", "s3://bucket/curated/run1"):
+        with pytest.raises(ConfigError, match="URIs are accepted as inputs only"):
+            check_output(uri, [])
+        assert not (tmp_path / uri.split(":")[0]).exists()
     run_dir = tmp_path / "earlier-run"
     (run_dir / "_stages").mkdir(parents=True)
     (run_dir / "manifest.json").write_text("{}")
