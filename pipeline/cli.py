@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
-    from pipeline.run import NoRecords, run
+    from pipeline.run import NoRecords, TooManyUnreadable, run
     from pipeline.spark import get_spark, quiet_task_failures
 
     spark = get_spark(cfg, args.master)
@@ -138,19 +138,22 @@ def _run(args: argparse.Namespace) -> int:
         quiet_task_failures(spark)
     try:
         manifest = run(cfg, inputs, args.output, spark, force=args.force)
-    except NoRecords as e:
+    except (NoRecords, TooManyUnreadable) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # surface the first line of a task failure, not a JVM stack
         msg = str(e)
-        marker = "UnreadableInput: "
-        if marker in msg:
-            msg = msg[msg.index(marker) + len(marker) :].splitlines()[0]
+        # our own errors raised in a task: their message, not Spark's wrapping of it
+        known = [m for m in ("UnreadableInput: ", "TransportError: ") if m in msg]
+        if known:
+            msg = msg[msg.index(known[0]) + len(known[0]) :].splitlines()[0]
+            if known[0] == "TransportError: ":
+                msg += " (network; Spark retried the task; rerun to resume from the chunks done)"
         print(
             f"curate: run failed: {msg.splitlines()[0] if msg else type(e).__name__}",
             file=sys.stderr,
         )
-        if marker not in str(e) and not args.verbose:
+        if not known and not args.verbose:
             print("curate: rerun with --verbose for Spark's logs and stack traces", file=sys.stderr)
         return 1
     c = manifest["counts"]

@@ -44,6 +44,9 @@ class InputConf(_Section):
     listing_prefix: str = "https://data.commoncrawl.org/"
     # An input that cannot be opened or read: `fail` the run, or `record` it in the ledger.
     on_unreadable: Literal["fail", "record"] = "record"
+    # With `record`: a run with more unreadable files than this fails at its end (ledger and
+    # manifest written, exit 1). Network failures never count: they fail the task instead.
+    max_unreadable_files: int = Field(10, ge=0)
     http_retries: int = Field(5, ge=0)
     http_backoff_s: float = Field(1.0, ge=0)
     http_timeout_s: float = Field(60.0, gt=0)

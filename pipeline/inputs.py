@@ -31,8 +31,18 @@ def _is_listing(path: str) -> bool:
     return path.endswith(LISTING_SUFFIXES)
 
 
+def _store_root(path: str) -> str | None:
+    """`s3://bucket/` of a listing in an object store (any scheme but http(s) and file)."""
+    if not is_url(path) or path.startswith(("http://", "https://")):
+        return None
+    scheme, rest = path.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}/"
+
+
 def read_listing(path: str, prefix: str) -> list[str]:
-    """Paths named by a listing file, relative ones joined to `prefix`."""
+    """Paths named by a listing file, relative ones joined to `prefix`; for a listing in an
+    object store, to its own bucket (Common Crawl's `s3://commoncrawl/.../warc.paths.gz`
+    names `crawl-data/...` keys of that bucket)."""
     try:
         with open_stream(path) as fh:
             raw = fh.read()
@@ -41,12 +51,15 @@ def read_listing(path: str, prefix: str) -> list[str]:
     if path.endswith(".gz") or raw[:2] == b"\x1f\x8b":
         raw = gzip.GzipFile(fileobj=io.BytesIO(raw)).read()
     out = []
+    root = _store_root(path)
     for line in raw.decode("utf-8").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         if is_url(line) or line.startswith("/"):
             out.append(line)
+        elif root:
+            out.append(root + line)
         elif prefix:
             out.append(prefix.rstrip("/") + "/" + line)
         else:

@@ -122,6 +122,10 @@ class NoRecords(RuntimeError):
     """Every input was unreadable, or damage only: a run with nothing in it."""
 
 
+class TooManyUnreadable(RuntimeError):
+    """More unreadable input files than input.max_unreadable_files (outputs are written)."""
+
+
 def enabled_stages(cfg: Config) -> list[Stage]:
     return [st for st in STAGES if st.enabled(cfg)]
 
@@ -416,5 +420,13 @@ def _run_stages(
     if counts["read"] == file_rows:
         raise NoRecords(
             f"no input yielded any record ({len(files)} file(s); ledger in {out / 'rejected'})"
+        )
+    unreadable = manifest["damage"].get("unreadable_file", {}).get("files", 0)
+    if unreadable > cfg.input.max_unreadable_files:
+        raise TooManyUnreadable(
+            f"{unreadable} of {len(files)} input files are unreadable, more than "
+            f"input.max_unreadable_files={cfg.input.max_unreadable_files} (they are listed in "
+            f"{out / 'manifest.json'} and the ledger, read:unreadable_file); fix the inputs, or "
+            "raise the limit to keep this output"
         )
     return manifest

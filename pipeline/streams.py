@@ -3,19 +3,48 @@
 Local paths use the OS; `http(s)://` streams with retries, exponential backoff and resume at
 the byte already reached (Range requests, or skipping ahead when a server ignores Range);
 every other scheme (`s3://`, `gs://`, `hdfs://`) goes through `pyarrow.fs`, which reads
-credentials from the usual environment variables and config files.
+credentials from the usual environment variables and config files, behind a read buffer of
+OBJECT_BUFFER bytes (each read of an object store is a ranged GET).
+
+Failures come in two kinds. `MissingInput`: the input is not there (HTTP 4xx, no such file or
+object, no permission): a fact about the data, which the read stage records in the ledger.
+`TransportError`: the network failed (refused, reset, timed out, cut mid-body, HTTP 5xx)
+after the retries: no fact about the data, so the task fails and Spark retries it; it never
+becomes a ledger verdict.
 """
 
 from __future__ import annotations
 
+import http.client
 import io
 import os
+import random
 import time
 import urllib.error
 import urllib.request
 from typing import BinaryIO
 
 USER_AGENT = "curate-pipeline/0.1 (+https://github.com/; WARC reader)"
+# Read buffer over object stores: one ranged GET per 8 MiB (16 KiB reads: ~65k GETs a 1 GB file)
+OBJECT_BUFFER = 8 << 20
+
+
+class MissingInput(OSError):
+    """The input is not there or not ours to read: a verdict on the input, not the network."""
+
+
+class TransportError(OSError):
+    """The network failed after every retry: the task fails and Spark runs it again."""
+
+
+# What a dropped or stalled connection raises (http.client's are no OSError).
+_TRANSIENT = (OSError, urllib.error.URLError, http.client.HTTPException)
+_MISSING = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+def backoff(base_s: float, attempt: int) -> float:
+    """Exponential backoff with full jitter: tasks that failed together retry apart."""
+    return base_s * (2**attempt) * (0.5 + random.random())  # noqa: S311 (not security)
 
 
 def is_url(path: str) -> bool:
@@ -63,13 +92,15 @@ class HttpStream(io.RawIOBase):
             except urllib.error.HTTPError as e:
                 # 4xx other than throttling will not get better by retrying.
                 if 400 <= e.code < 500 and e.code not in (408, 429):
-                    raise OSError(f"{self.url}: HTTP {e.code} {e.reason}") from e
+                    raise MissingInput(f"{self.url}: HTTP {e.code} {e.reason}") from e
                 last = e
-            except (OSError, urllib.error.URLError) as e:
+            except _TRANSIENT as e:
                 last = e
             if attempt < self.retries:
-                time.sleep(self.backoff_s * (2**attempt))
-        raise OSError(f"{self.url}: unreachable after {self.retries + 1} attempts: {last}")
+                time.sleep(backoff(self.backoff_s, attempt))
+        raise TransportError(
+            f"{self.url}: unreachable after {self.retries + 1} attempts at byte {self.pos}: {last}"
+        )
 
     def readable(self) -> bool:
         return True
@@ -83,10 +114,15 @@ class HttpStream(io.RawIOBase):
                     raise OSError(f"connection closed at byte {self.pos} of {self.size}")
                 self.pos += n
                 return n
-            except (OSError, urllib.error.URLError):
+            except MissingInput:
+                raise  # a file that vanished mid-read: the task fails (see read_file_rows)
+            except _TRANSIENT as e:
                 if attempt >= self.retries:
-                    raise
-                time.sleep(self.backoff_s * (2**attempt))
+                    raise TransportError(
+                        f"{self.url}: reading failed at byte {self.pos} after "
+                        f"{self.retries + 1} attempts: {type(e).__name__}: {e}"
+                    ) from e
+                time.sleep(backoff(self.backoff_s, attempt))
                 self._close_resp()
                 self._open()
         return 0
@@ -132,34 +168,92 @@ def open_stream(
         )
         return io.BufferedReader(raw, buffer_size=1 << 20)  # type: ignore[return-value]
     if is_url(path):
-        from pyarrow import fs as pafs
-
-        filesystem, inner = pafs.FileSystem.from_uri(path)
-        if start:
-            f = filesystem.open_input_file(inner)
-            f.seek(start)
-            return f  # type: ignore[return-value]
-        # compression=None: warcio reads the gzip members itself (offsets stay true).
-        return filesystem.open_input_stream(inner, compression=None)  # type: ignore[return-value]
-    fh = open(_local(path), "rb")  # noqa: SIM115
+        return _object_stream(path, start)
+    try:
+        fh = open(_local(path), "rb")  # noqa: SIM115
+    except _MISSING as e:
+        raise MissingInput(f"{path}: {e.strerror or e}") from e
     if start:
         fh.seek(start)
     return fh
 
 
-def file_size(path: str, timeout_s: float = 60) -> int | None:
-    """Size in bytes, or None when it cannot be learnt cheaply (then the file is not split)."""
-    try:
-        if path.startswith(("http://", "https://")):
-            req = urllib.request.Request(path, method="HEAD", headers={"User-Agent": USER_AGENT})
-            with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310
-                length = resp.headers.get("Content-Length")
-                return int(length) if length and length.isdigit() else None
-        if is_url(path):
-            from pyarrow import fs as pafs
+def _object_stream(path: str, start: int) -> BinaryIO:
+    """An object-store file from byte `start`, read OBJECT_BUFFER bytes a request."""
+    import pyarrow as pa
+    from pyarrow import fs as pafs
 
+    try:
+        filesystem, inner = pafs.FileSystem.from_uri(path)
+        f = filesystem.open_input_file(inner)
+    except _MISSING as e:
+        raise MissingInput(f"{path}: {e}") from e
+    except OSError as e:
+        raise TransportError(f"{path}: cannot be opened: {e}") from e
+    f.seek(start)
+    # compression=None is implied: the reader inflates gzip members itself (offsets stay true)
+    return _TransportGuard(path, pa.BufferedInputStream(f, OBJECT_BUFFER))  # type: ignore[return-value]
+
+
+class _TransportGuard:
+    """A pyarrow stream whose read errors (the store's, after its own retries) are
+    TransportErrors, so that no reader mistakes them for damaged data."""
+
+    def __init__(self, path: str, stream):
+        self.path, self.stream = path, stream
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            return self.stream.read(None if n is None or n < 0 else n)
+        except OSError as e:
+            raise TransportError(f"{self.path}: reading failed: {e}") from e
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def file_size(
+    path: str, timeout_s: float = 60, retries: int = 5, backoff_s: float = 1.0
+) -> int | None:
+    """Size in bytes, or None when the file has no known size (a server that sends no
+    Content-Length): then it is not split. Every split of a file asks, so the answer must not
+    depend on luck: a network failure raises TransportError (the task is rerun) instead of
+    reading as "unknown" (split 0 would read the whole file while split 1 read its range)."""
+    if path.startswith(("http://", "https://")):
+        last: Exception | None = None
+        for attempt in range(retries + 1):
+            req = urllib.request.Request(path, method="HEAD", headers={"User-Agent": USER_AGENT})
+            try:
+                with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310
+                    length = resp.headers.get("Content-Length")
+                    return int(length) if length and length.isdigit() else None
+            except urllib.error.HTTPError as e:
+                if 400 <= e.code < 500 and e.code not in (408, 429):
+                    raise MissingInput(f"{path}: HTTP {e.code} {e.reason}") from e
+                last = e
+            except _TRANSIENT as e:
+                last = e
+            if attempt < retries:
+                time.sleep(backoff(backoff_s, attempt))
+        raise TransportError(f"{path}: size unknown after {retries + 1} attempts: {last}")
+    if is_url(path):
+        from pyarrow import fs as pafs
+
+        try:
             filesystem, inner = pafs.FileSystem.from_uri(path)
-            return filesystem.get_file_info(inner).size
+            info = filesystem.get_file_info(inner)
+        except OSError as e:
+            raise TransportError(f"{path}: size unknown: {e}") from e
+        if info.type == pafs.FileType.NotFound:
+            raise MissingInput(f"{path}: no such object")
+        return info.size
+    try:
         return os.path.getsize(_local(path))
-    except (OSError, ValueError):
-        return None
+    except _MISSING as e:
+        raise MissingInput(f"{path}: {e.strerror or e}") from e

@@ -41,7 +41,7 @@ def test_rows_equal_an_independent_count_on_every_real_file(shared_data):
 
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
-    return {c.name: c for c in write_broken_inputs(tmp_path_factory.mktemp("b"), with_url=False)}
+    return {c.name: c for c in write_broken_inputs(tmp_path_factory.mktemp("b"))}
 
 
 @pytest.mark.parametrize("name", ["one_stream_gzip", "cc_arc", "concatenated"])

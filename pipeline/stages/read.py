@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pipeline.config import Config
 from pipeline.schema import RECORD_SCHEMA, spark_schema
 from pipeline.stages.arrow_batches import rows_to_batches
-from pipeline.streams import file_size, open_stream
+from pipeline.streams import MissingInput, TransportError, file_size, open_stream
 from pipeline.warc.records import RecordPolicy, file_error_row, iter_warc_rows
 from pipeline.warc.splits import GZIP_MAGIC, find_member_start, split_range
 
@@ -34,7 +34,10 @@ def split_bounds(path: str, cfg: Config, split: int, nsplits: int) -> tuple[int,
 
     Only gzip files whose size is known are split; otherwise split 0 takes the whole file.
     """
-    size = file_size(path, cfg.input.http_timeout_s) if nsplits > 1 else None
+    size = None
+    if nsplits > 1:
+        i = cfg.input
+        size = file_size(path, i.http_timeout_s, i.http_retries, i.http_backoff_s)
     if size is not None:
         with _open(path, cfg) as fh:
             gzipped = fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC
@@ -60,7 +63,11 @@ def read_file_rows(
 ) -> Iterator[dict]:
     """The rows of one file, or of one byte-range split of it (see warc/splits.py).
 
-    An unopenable file is one ledger row (from split 0) or, by policy, an error.
+    A file that is not there (MissingInput: no such file, HTTP 4xx, no permission) is one
+    ledger row, from split 0, or by policy an error. A network failure (TransportError) fails
+    the task, which Spark runs again: it is never a verdict on the data. So does any other
+    failure to open a split after the first, since a split that quietly yielded nothing would
+    lose its records without a trace.
     """
     policy = RecordPolicy.from_conf(cfg.read)
     try:
@@ -69,9 +76,16 @@ def read_file_rows(
             return
         start, end = bounds
         stream = _open(path, cfg, start)
+    except TransportError:
+        raise
     except OSError as e:
+        if split and isinstance(e, MissingInput):
+            return  # not there for any split: split 0 records it
         if split:
-            return  # split 0 records the file
+            raise TransportError(
+                f"{path}: split {split} of {nsplits} cannot be opened ({e}); the file changed "
+                "or vanished during the run"
+            ) from e
         if cfg.input.on_unreadable == "fail":
             raise UnreadableInput(
                 f"input {path} cannot be opened: {e} "

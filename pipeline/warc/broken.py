@@ -477,11 +477,10 @@ CASES: list[Callable[[Path], Case]] = [
 ]
 
 
-def write_broken_inputs(directory: str | Path, with_url: bool = True) -> list[Case]:
-    """Write every broken case under `directory`; the refused URL is an input, not a file."""
+def write_broken_inputs(directory: str | Path) -> list[Case]:
+    """Write every broken case under `directory`. (A URL that refuses connections is no case
+    here: it is a network failure, which fails the task for Spark to retry, not damage.)"""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     cases = [make(d) for make in CASES]
-    if with_url:
-        cases.append(Case("refused_url", refused_url(), {"read:unreadable_file"}))
     return cases

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from pipeline.streams import TransportError
 from pipeline.warc.framing import Damage, Framer, Record
 from pipeline.warc.splits import find_record_start
 
@@ -173,6 +174,8 @@ def _record_row(
         problem = framer.finish(rec)
     except Damage:
         raise  # its gzip member broke: the framer reports the stretch, this record with it
+    except TransportError:
+        raise  # the network, not the record: the task fails and Spark reruns it
     except Exception as e:  # a malformed record, not the whole file
         framer.finish(rec)
         problem = f"{type(e).__name__}: {' '.join(str(e).split())}"[:300]
