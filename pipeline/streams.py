@@ -22,7 +22,10 @@ import random
 import time
 import urllib.error
 import urllib.request
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import BinaryIO, TypeVar
+
+T = TypeVar("T")
 
 USER_AGENT = "curate-pipeline/0.1 (+https://github.com/; WARC reader)"
 # Read buffer over object stores: one ranged GET per 8 MiB (16 KiB reads: ~65k GETs a 1 GB file)
@@ -45,6 +48,26 @@ _MISSING = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectory
 def backoff(base_s: float, attempt: int) -> float:
     """Exponential backoff with full jitter: tasks that failed together retry apart."""
     return base_s * (2**attempt) * (0.5 + random.random())  # noqa: S311 (not security)
+
+
+def with_retries(url: str, call: Callable[[], T], retries: int, backoff_s: float,
+                 what: str) -> T:  # fmt: skip
+    """`call()` until it succeeds: an HTTP 4xx (but 408 and 429) is MissingInput at once, other
+    failures are retried with jittered backoff, then a TransportError saying `what` failed."""
+    last: Exception | None = None
+    for attempt in range(retries + 1):
+        try:
+            return call()
+        except urllib.error.HTTPError as e:
+            # 4xx other than throttling will not get better by retrying.
+            if 400 <= e.code < 500 and e.code not in (408, 429):
+                raise MissingInput(f"{url}: HTTP {e.code} {e.reason}") from e
+            last = e
+        except _TRANSIENT as e:
+            last = e
+        if attempt < retries:
+            time.sleep(backoff(backoff_s, attempt))
+    raise TransportError(f"{url}: {what} after {retries + 1} attempts: {last}")
 
 
 def is_url(path: str) -> bool:
@@ -76,31 +99,19 @@ class HttpStream(io.RawIOBase):
         self._open()
 
     def _open(self) -> None:
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            try:
-                req = urllib.request.Request(self.url, headers={"User-Agent": USER_AGENT})
-                if self.pos:
-                    req.add_header("Range", f"bytes={self.pos}-")
-                resp = urllib.request.urlopen(req, timeout=self.timeout_s)  # noqa: S310
-                if self.pos and resp.status == 200:
-                    # The server ignored Range: skip to where we were.
-                    _discard(resp, self.pos)
-                self.size = _total_size(resp, self.size)
-                self._resp = resp
-                return
-            except urllib.error.HTTPError as e:
-                # 4xx other than throttling will not get better by retrying.
-                if 400 <= e.code < 500 and e.code not in (408, 429):
-                    raise MissingInput(f"{self.url}: HTTP {e.code} {e.reason}") from e
-                last = e
-            except _TRANSIENT as e:
-                last = e
-            if attempt < self.retries:
-                time.sleep(backoff(self.backoff_s, attempt))
-        raise TransportError(
-            f"{self.url}: unreachable after {self.retries + 1} attempts at byte {self.pos}: {last}"
-        )
+        def attempt() -> None:
+            req = urllib.request.Request(self.url, headers={"User-Agent": USER_AGENT})
+            if self.pos:
+                req.add_header("Range", f"bytes={self.pos}-")
+            resp = urllib.request.urlopen(req, timeout=self.timeout_s)  # noqa: S310
+            if self.pos and resp.status == 200:
+                # The server ignored Range: skip to where we were.
+                _discard(resp, self.pos)
+            self.size = _total_size(resp, self.size)
+            self._resp = resp
+
+        with_retries(self.url, attempt, self.retries, self.backoff_s,
+                     f"unreachable at byte {self.pos}")  # fmt: skip
 
     def readable(self) -> bool:
         return True
@@ -226,22 +237,14 @@ def file_size(
     depend on luck: a network failure raises TransportError (the task is rerun) instead of
     reading as "unknown" (split 0 would read the whole file while split 1 read its range)."""
     if path.startswith(("http://", "https://")):
-        last: Exception | None = None
-        for attempt in range(retries + 1):
+
+        def head() -> int | None:
             req = urllib.request.Request(path, method="HEAD", headers={"User-Agent": USER_AGENT})
-            try:
-                with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310
-                    length = resp.headers.get("Content-Length")
-                    return int(length) if length and length.isdigit() else None
-            except urllib.error.HTTPError as e:
-                if 400 <= e.code < 500 and e.code not in (408, 429):
-                    raise MissingInput(f"{path}: HTTP {e.code} {e.reason}") from e
-                last = e
-            except _TRANSIENT as e:
-                last = e
-            if attempt < retries:
-                time.sleep(backoff(backoff_s, attempt))
-        raise TransportError(f"{path}: size unknown after {retries + 1} attempts: {last}")
+            with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310
+                length = resp.headers.get("Content-Length")
+                return int(length) if length and length.isdigit() else None
+
+        return with_retries(path, head, retries, backoff_s, "size unknown")
     if is_url(path):
         from pyarrow import fs as pafs
 

@@ -16,8 +16,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
+from run_outputs import run_outputs
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,15 +61,6 @@ def s3():
         srv.stop()
 
 
-def _outputs(out: Path) -> tuple[list, list]:
-    data = sorted((d["id"], d["text"]) for d in pq.read_table(out / "data").to_pylist())
-    ledger = sorted(
-        (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")
-        for r in pq.read_table(out / "rejected").to_pylist()
-    )
-    return data, ledger
-
-
 def _curate(env: dict, listing: str, out: Path) -> dict:
     r = subprocess.run(
         [str(Path(sys.executable).parent / "curate"), "run", "--config", "conf/default.yaml",
@@ -80,8 +71,9 @@ def _curate(env: dict, listing: str, out: Path) -> dict:
     return json.loads((out / "manifest.json").read_text())
 
 
-def test_s3_listing_run_matches_local_resumes_and_reads_in_few_requests(s3, spark, cfg,
-                                                                        sample_warc, tmp_path):  # fmt: skip
+def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
+    s3, spark, cfg, sample_warc, tmp_path
+):
     from pipeline.run import run
     from pipeline.warc.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
@@ -103,7 +95,7 @@ def test_s3_listing_run_matches_local_resumes_and_reads_in_few_requests(s3, spar
     counter.seen.clear()
     m = _curate(env, f"s3://{BUCKET}/{PREFIX}/warc.paths.gz", out)
     assert m["inputs"] == [f"s3://{BUCKET}/{k}" for k in keys]
-    assert _outputs(out) == _outputs(local)
+    assert run_outputs(out) == run_outputs(local)
     assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]
     for key in keys:  # a few splits, each opening the file a few times: not one GET per read
         gets = counter.seen[("GET", f"/{BUCKET}/{key}")]
@@ -111,4 +103,4 @@ def test_s3_listing_run_matches_local_resumes_and_reads_in_few_requests(s3, spar
 
     again = _curate(env, f"s3://{BUCKET}/{PREFIX}/warc.paths.gz", out)
     assert {c["status"] for c in again["chunks"]} == {"reused"}
-    assert _outputs(out) == _outputs(local)
+    assert run_outputs(out) == run_outputs(local)

@@ -6,7 +6,7 @@ from functools import partial
 
 import pytest
 
-from pipeline.streams import open_stream
+from pipeline.streams import MissingInput, TransportError, open_stream
 
 DATA = bytes(range(256)) * 4096  # 1 MiB
 
@@ -65,12 +65,12 @@ def test_resumes_after_dropped_connection(server):
 
 def test_404_fails_fast_naming_url(server):
     base, handler = server
-    with pytest.raises(OSError, match="missing.warc.gz.*404"):
+    with pytest.raises(MissingInput, match="missing.warc.gz.*404"):
         open_stream(f"{base}/missing.warc.gz", retries=3, backoff_s=0.01)
     assert len(handler.calls) == 1  # no pointless retries on a 404
 
 
 def test_refused_connection_names_url():
     url = "http://127.0.0.1:9/x.warc.gz"  # discard port: nothing listens
-    with pytest.raises(OSError, match="127.0.0.1:9/x.warc.gz.*unreachable after 2"):
+    with pytest.raises(TransportError, match="127.0.0.1:9/x.warc.gz: unreachable .* after 2"):
         partial(open_stream, retries=1, backoff_s=0.01)(url)

@@ -12,8 +12,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
+from run_outputs import run_outputs
 
 from pipeline.warc.broken import refused_url
 
@@ -109,15 +109,6 @@ def faulty_server(tmp_path):
     srv.shutdown()
 
 
-def _outputs(out: Path) -> tuple[list, list]:
-    data = sorted((d["id"], d["text"]) for d in pq.read_table(out / "data").to_pylist())
-    ledger = sorted(
-        (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")
-        for r in pq.read_table(out / "rejected").to_pylist()
-    )
-    return data, ledger
-
-
 def test_flaky_http_gives_the_same_rows_as_local_files(faulty_server, spark, cfg, sample_warc,
                                                        tmp_path):  # fmt: skip
     from pipeline.run import run
@@ -139,10 +130,10 @@ def test_flaky_http_gives_the_same_rows_as_local_files(faulty_server, spark, cfg
 
     assert handler.faults["get_503"] >= 2 and handler.faults["cut"] >= 2
     assert handler.faults["stall"] >= 2 and handler.faults["head_503"] >= 2
-    data, ledger = _outputs(remote)
+    data, ledger = run_outputs(remote)
     gone = [r for r in ledger if r[1] == "read" and r[2] == "unreadable_file"]
     assert len(gone) == 1 and "404" in gone[0][3]
-    assert (data, [r for r in ledger if r not in gone]) == _outputs(local)
+    assert (data, [r for r in ledger if r not in gone]) == run_outputs(local)
     assert not [r for r in ledger if r[2] in ("corrupt_file", "corrupt_record")]
     assert m["counts"]["read"] == m["counts"]["kept"] + sum(m["counts"]["rejected"].values())
     # more unreadable files than allowed: the run fails at its end, its ledger written
@@ -151,7 +142,7 @@ def test_flaky_http_gives_the_same_rows_as_local_files(faulty_server, spark, cfg
     c.input.max_unreadable_files = 0
     with pytest.raises(TooManyUnreadable, match="1 of 3 input files are unreadable"):
         run(c, [*urls, f"{base}/crawl/gone.warc.gz"], remote, spark)
-    assert _outputs(remote)[1] == ledger
+    assert run_outputs(remote)[1] == ledger
 
 
 def test_a_host_refusing_connections_fails_the_run_naming_the_url(spark, cfg, tmp_path):
