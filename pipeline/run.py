@@ -334,11 +334,16 @@ def _run_stages(
 
     t0 = time.perf_counter()
     n_files = cfg.output.data_files or n_parts
-    data = (
-        output_frame(_kept(frames[-1]), cfg)
-        .repartition(n_files, "id")
-        .sortWithinPartitions(F.col("metadata.crawl_pos"))
-    )
+    data = output_frame(_kept(frames[-1]), cfg)
+    if cfg.langid.route_by_language:
+        # ranges of (language, hash of id): most tasks hold one language, so data/lang=xx/
+        # gets about n_files files in all, in proportion to each language's size, not one
+        # per language per task (13M small files on a snapshot with hash partitioning)
+        data = data.repartitionByRange(n_files, "lang", F.xxhash64("id")).sortWithinPartitions(
+            "lang", F.col("metadata.crawl_pos")
+        )
+    else:
+        data = data.repartition(n_files, "id").sortWithinPartitions(F.col("metadata.crawl_pos"))
     for sub in ("data", "rejected"):
         shutil.rmtree(out / sub, ignore_errors=True)
     writer = data.write.option("compression", cfg.output.compression)

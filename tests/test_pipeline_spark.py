@@ -182,6 +182,11 @@ def test_route_by_language(spark, cfg, sample_warc, tmp_path):
     assert [d["url"] for d in ru] == ["https://reki.example.ru/dolina"]
     zh = pq.read_table(out / "data" / "lang=zh").to_pylist()
     assert [d["url"] for d in zh] == ["https://heliu.example.cn/shangu"]
+    # files: about one per output partition in all, not one per language per partition
+    c.output.data_files = 2
+    run(c, [str(sample_warc)], out, spark)
+    files = list((out / "data").rglob("*.parquet"))
+    assert len(files) <= 2 + 3 - 1, files  # 2 ranges, each boundary may split one language
 
 
 @pytest.fixture(scope="module")
