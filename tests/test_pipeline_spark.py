@@ -216,15 +216,14 @@ def test_http_input_and_listing(spark, cfg, sample_warc, http_root, tmp_path):
     )
 
 
-def test_unreachable_url_is_recorded_or_fails(spark, cfg, sample_warc, tmp_path):
+def test_unreachable_url_fails_the_run_in_either_mode(spark, cfg, sample_warc, tmp_path):
+    """A refused connection says nothing about the data: never a ledger row, whatever
+    input.on_unreadable says (tests/test_transport_spark.py has the flaky server)."""
     c = cfg.model_copy(deep=True)
     c.input.http_retries = 0
     dead = "http://127.0.0.1:9/gone.warc.gz"
-    m = run(c, [str(sample_warc), dead], tmp_path / "rec", spark)
-    assert m["counts"]["rejected"]["read:unreadable_file"] == 1
-    assert m["counts"]["kept"] == 2
-    ledger = _outputs(tmp_path / "rec")[1]
-    assert any(r["url"] == dead and "unreachable" in r["detail"] for r in ledger)
-    c.input.on_unreadable = "fail"
-    with pytest.raises(Exception, match="gone.warc.gz"):
-        run(c, [dead], tmp_path / "fail", spark)
+    for mode in ("record", "fail"):
+        c.input.on_unreadable = mode
+        with pytest.raises(Exception, match="TransportError.*gone.warc.gz"):
+            run(c, [str(sample_warc), dead], tmp_path / mode, spark)
+        assert not (tmp_path / mode / "rejected").exists()
