@@ -26,7 +26,7 @@ $(LID): | $(BIN)/curate
 $(EXAMPLES) &: pipeline/quality/examples.py | $(BIN)/curate
 	$(BIN)/curate quality-examples --output build/quality
 
-$(QUALITY): $(EXAMPLES)
+$(QUALITY): $(EXAMPLES) pipeline/quality/tokens.py pipeline/text/words.py
 	$(BIN)/curate train-quality --config conf/default.yaml --good build/quality/good.txt \
 		--bad build/quality/bad.txt --output $@
 

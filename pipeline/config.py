@@ -143,6 +143,10 @@ class GopherQualityConf(_Section):
     # Stop words per language; a language without a list skips the stop-word rule.
     stop_words: dict[str, list[str]] = Field(default_factory=lambda: {"en": GOPHER_STOP_WORDS})
     bullets: list[str] = Field(default_factory=lambda: ["•", "-"])  # datatrove's
+    # Deliberate differences from datatrove (conf/fineweb.yaml sets datatrove's: true, all):
+    # "The" is a stop word too; bullet/ellipsis line shares over non-empty lines.
+    stop_words_case_sensitive: bool = False
+    line_ratios_over: Literal["non_empty", "all"] = "non_empty"
 
 
 class GopherRepetitionConf(_Section):
@@ -159,6 +163,9 @@ class GopherRepetitionConf(_Section):
     max_dup_ngram_char_frac: dict[int, float] = Field(
         default_factory=lambda: {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10}
     )
+    # The most frequent n-gram counts from this many occurrences. 2: a "top duplicate" must
+    # repeat (a single 2-gram of a short clean text is no repetition); datatrove: 1.
+    top_ngram_min_count: int = Field(2, ge=1)
 
 
 class C4Conf(_Section):
@@ -176,11 +183,14 @@ class C4Conf(_Section):
 
 class FineWebConf(_Section):
     # Penedo et al. 2024; datatrove FineWebQualityFilter defaults.
-    line_punct_thr: float | None = 0.12  # fails at or below
+    line_punct_thr: float | None = 0.12  # fails below
     short_line_length: int = 30
-    short_line_thr: float | None = 0.67  # fails at or above
-    char_duplicates_ratio: float | None = 0.01  # fails at or above
+    short_line_thr: float | None = 0.67  # fails above
+    char_duplicates_ratio: float | None = 0.01  # fails above
     new_line_ratio: float | None = 0.3  # fails above
+    # Lines' trailing whitespace ignored when testing their last character (an extraction
+    # artifact); datatrove tests the raw line end (conf/fineweb.yaml: false).
+    strip_line_ends: bool = True
 
 
 RuleSetName = Literal["gopher_repetition", "gopher_quality", "c4", "fineweb"]
@@ -199,6 +209,10 @@ class RulesConf(_Section):
     gopher_repetition: GopherRepetitionConf = Field(default_factory=GopherRepetitionConf)
     c4: C4Conf = Field(default_factory=C4Conf)
     fineweb: FineWebConf = Field(default_factory=FineWebConf)
+    # Words for every rule set: `regex` (pipeline/text/words.py: fast, any script) or
+    # `spacy_en` (spaCy's English rule tokenizer and sentencizer, as datatrove uses for
+    # English; C4 counts sentences with it too).
+    word_splitter: Literal["regex", "spacy_en"] = "regex"
 
     def applies_to(self, lang: str | None) -> bool:
         return "all" in self.languages or lang in self.languages

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,8 @@ from pipeline.sample import ARTICLE_BREAD, ARTICLE_RIVER
 from pipeline.text.gopher import repetition_stats
 from pipeline.text.rules import checks, evaluate
 from pipeline.text.words import split_words
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RULES = RulesConf()
 CHECKS = checks(RULES)
@@ -65,7 +68,7 @@ def test_ellipsis_page_fails_the_ellipsis_line_rule():
 
 def test_hash_and_ellipsis_symbol_ratios():
     words = _unique_words(60)
-    prose = " ".join(f"the {w}" for w in words)
+    prose = " ".join(f"the {w}" for w in words) + " and"  # two distinct stop words
     assert failed(prose + " #tag" * 20, ["gopher_quality"]) == ["gopher_quality.hash_ratio"]
     with_ellipses = prose + " …" * 20 + " the end."
     assert failed(with_ellipses, ["gopher_quality"]) == ["gopher_quality.ellipsis_ratio"]
@@ -74,7 +77,7 @@ def test_hash_and_ellipsis_symbol_ratios():
 def test_word_length_and_alpha_rules():
     short = " ".join(["a", "of", "the", "to", "be"] * 20)
     assert failed(short, ["gopher_quality"]) == ["gopher_quality.short_words"]
-    long_words = " ".join(f"the {w}" for w in _unique_words(60, length=30))
+    long_words = " ".join(f"the {w}" for w in _unique_words(60, length=30)) + " and"
     assert failed(long_words, ["gopher_quality"]) == ["gopher_quality.long_words"]
     numbers = " ".join(["the and of to"] + [str(i * 7919) for i in range(100)])
     assert failed(numbers, ["gopher_quality"]) == ["gopher_quality.alpha_words"]
@@ -266,3 +269,73 @@ def test_split_words_separates_punctuation():
         "Don't", "stop-me", "now", ",", "it's", "3.14", "...", "#", "1", "!",
     ]  # fmt: skip
     assert re.fullmatch(r"\w+", split_words("ünïcode wörds")[0])
+
+
+def test_stop_words_are_counted_distinct():
+    """Gopher (and datatrove) need two *different* words of the list: "the" twice is one."""
+    from pipeline.text.gopher import quality_stats
+    from pipeline.text.words import split_words
+
+    stop = frozenset(["the", "be", "to", "of", "and", "that", "have", "with"])
+    once = "The cat sat on the mat near the door"
+    stats = quality_stats(once, split_words(once), stop, ("•",))
+    assert stats["stop_words"] == 1.0
+    two = "The cat sat on the mat and slept"
+    assert quality_stats(two, split_words(two), stop, ("•",))["stop_words"] == 2.0
+
+
+# Real sentences whose words carry combining marks (Mn/Mc): vowel signs and viramas in
+# Tamil, Devanagari and Thai script, Thaana's vowel marks, Russian stress marks.
+MARKED = {
+    "ta": "தமிழ் மொழி உலகின் பழமையான மொழிகளில் ஒன்று",
+    "hi": "हिन्दी भारत की राजभाषा है और इसे देवनागरी लिपि में लिखा जाता है",
+    "dv": "ދިވެހިބަހީ ދިވެހިރާއްޖޭގެ ރަސްމީ ބަހެވެ",
+    "th": "ภาษาไทย เป็น ภาษา ที่ มี ระดับ เสียง ของ คำ",
+    "ru": "Ру́сский язы́к — оди́н из восточнославя́нских языко́в",
+}
+
+
+def test_words_keep_their_combining_marks():
+    from pipeline.quality.tokens import classifier_tokens
+    from pipeline.text.words import split_words
+
+    for lang, text in MARKED.items():
+        plain = [w for w in text.split() if w != "—"]
+        assert [w for w in split_words(text) if w != "—"] == plain, lang
+        assert classifier_tokens(text) == [w.lower() for w in plain], lang
+
+
+# Decisions of datatrove 0.10.1 on small texts, recorded from its filters (bench/
+# rules_datatrove.py in the anchor venv): the preset (conf/fineweb.yaml) must make them.
+DATATROVE_DECISIONS = {
+    "Hello world. This is a test.": {
+        "gopher_repetition": "top_2_gram", "gopher_quality": "short_doc",
+        "c4": "too_few_sentences", "fineweb": "short_lines",
+    },
+    "": {"gopher_repetition": "empty", "gopher_quality": "short_doc",
+         "c4": "too_few_sentences", "fineweb": "empty"},
+}  # fmt: skip
+
+
+def test_the_fineweb_preset_makes_datatrove_decisions():
+    from pipeline.config import load_config
+
+    preset = load_config(ROOT / "conf" / "fineweb.yaml").rules
+    for text, expected in DATATROVE_DECISIONS.items():
+        for name, rule in expected.items():
+            got = failed(text, [name], rules=preset)
+            assert got and got[0] == f"{name}.{rule}", (text, name, got)
+    # the default keeps a short clean text's single 2-gram (the top n-gram must repeat)
+    assert "gopher_repetition.top_2_gram" not in failed("Hello world. This is a test.",
+                                                        ["gopher_repetition"])  # fmt: skip
+
+
+def test_spacy_words_split_as_datatrove_does():
+    from pipeline.text.spacy_words import spacy_sentences, spacy_words
+
+    assert spacy_words("Don't stop-the-art e.g. $5.00 it's\n\n3.14...") == [
+        "Do", "n't", "stop", "-", "the", "-", "art", "e.g.", "$", "5.00", "it", "'s", "3.14",
+        "...",
+    ]  # fmt: skip
+    assert spacy_sentences("One here. Two here! Three?") == 3
+    assert spacy_sentences("") == 1

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import re
+import regex
 
 from pipeline.text.words import WORD_PATTERN
 
 # Word tokens as pipeline.text.words splits them (punctuation dropped), lowercased.
-_WORD = re.compile(WORD_PATTERN)
+_WORD = regex.compile(WORD_PATTERN)
 
-TOKENIZER_VERSION = "words-lower-v1"  # stored in every model: a change must retrain
+# Stored in every model: a change must retrain. v2: combining marks stay in their words.
+TOKENIZER_VERSION = "words-lower-v2"
 
 
 def classifier_tokens(text: str) -> list[str]:

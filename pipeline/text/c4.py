@@ -9,6 +9,7 @@ mention javascript or a policy phrase; the document goes for "lorem ipsum", a cu
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
 _SENTENCE_END = re.compile(r"[.!?。！？]+(?:[\"'”’)\]]*)(?=\s|$)")
@@ -23,10 +24,13 @@ POLICY = (
 )
 
 
-def c4_filter(text: str, c) -> tuple[str, dict[str, float]]:
-    """(edited text, statistics). `c` holds C4Conf's settings (see pipeline/config.py)."""
+def c4_filter(
+    text: str, c, sentences: Callable[[str], int] | None = None
+) -> tuple[str, dict[str, float]]:
+    """(edited text, statistics). `c` holds C4Conf's settings (see pipeline/config.py);
+    `sentences` counts a kept line's sentences (default: a regex on sentence ends)."""
     kept: list[str] = []
-    sentences = 0
+    n_sentences = 0
     lorem = curly = 0
     lines = text.splitlines()
     for raw in lines:
@@ -51,12 +55,12 @@ def c4_filter(text: str, c) -> tuple[str, dict[str, float]]:
             curly = 1
         if c.filter_policy and any(p in low for p in POLICY):
             continue
-        sentences += max(1, len(_SENTENCE_END.findall(line)))
+        n_sentences += sentences(line) if sentences else max(1, len(_SENTENCE_END.findall(line)))
         kept.append(line)
     return "\n".join(kept).strip(), {
         "lines": float(len(lines)),
         "lines_kept": float(len(kept)),
-        "sentences": float(sentences),
+        "sentences": float(n_sentences),
         "lorem_ipsum": float(lorem),
         "curly_bracket": float(curly),
     }

@@ -1,11 +1,13 @@
 """The Gopher quality and repetition statistics (Rae et al. 2021, Table A1 and Appendix A).
 
 Definitions follow datatrove's GopherQualityFilter / GopherRepetitionFilter (the FineWeb
-recipe), so kept sets can be compared side by side, with three deliberate differences:
+recipe), so kept sets can be compared side by side. The stop-word rule counts distinct stop
+words (Gopher's "at least two of"), as datatrove does. Three deliberate differences:
 - stop words are matched case-insensitively ("The" counts);
 - bullet and ellipsis line ratios are over non-empty lines (blank lines dilute them);
 - the most frequent n-gram only counts when it occurs more than once (datatrove scores a
-  single occurrence too, which fails short clean texts).
+  single occurrence too, which fails short clean texts; `top_ngram_min_count: 1` = datatrove).
+Each is a setting; conf/fineweb.yaml sets datatrove's.
 The n-gram statistics hash word ids with a rolling polynomial in numpy, and walk only the
 positions whose n-gram occurs more than once, so they cost a fraction of a Python n-gram loop.
 """
@@ -13,13 +15,14 @@ positions whose n-gram occurs more than once, so they cost a fraction of a Pytho
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
+import regex
 
-_WORD_START = re.compile(r"\w")
-# A space-separated word token with no letter (digits, "_" and joiners): fails fast on letters.
-_LETTERLESS = re.compile(r"(?:^| )[\d_'’.\-]+(?= |$)")
+_WORD_CHAR = regex.compile(r"[\w\p{M}]")  # a token with one is a word, not a symbol run
+_LETTER = regex.compile(r"[^\W\d_]")  # str.isalpha's letters
 _PARAGRAPHS = re.compile(r"\n{2,}")
 _LINES = re.compile(r"\n+")
 _P = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier of the rolling n-gram hash
@@ -28,19 +31,26 @@ _P = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier of the rolling n-gra
 def quality_stats(
     text: str,
     words: Sequence[str],
-    stop_words: Collection[str] | None,
+    stop_words: AbstractSet[str] | None,
     bullets: tuple[str, ...],
+    case_sensitive: bool = False,
+    all_lines: bool = False,
 ) -> dict[str, float | None]:
     """Statistics the Gopher quality rules test. `stop_words` None: the rule does not apply.
 
-    `words` are all tokens (split_words); the word tokens are those starting with a letter
-    or digit. Per-token work runs in C (filter/map/findall), not in Python loops.
+    `words` are all tokens; the word tokens are those with a letter, digit or mark (datatrove:
+    a character outside its punctuation set). `case_sensitive`: stop words as written
+    (datatrove); `all_lines`: the line shares over every line, blank ones too (datatrove).
+    Per-token work runs in C (filter/map/findall), not in Python loops.
     """
     n_tokens = len(words)
-    word_tokens = list(filter(_WORD_START.match, words))
+    word_tokens = list(filter(_WORD_CHAR.search, words))
     n_words = len(word_tokens)
     joined = " ".join(word_tokens)  # only word tokens can hold a letter
-    lines = [ln for ln in map(str.strip, text.splitlines()) if ln]
+    if all_lines:
+        lines = [ln.strip() for ln in text.splitlines()]
+    else:
+        lines = [ln for ln in map(str.strip, text.splitlines()) if ln]
     n_lines = len(lines) or 1
     return {
         "n_words": float(n_words),
@@ -50,12 +60,14 @@ def quality_stats(
         "bullet_lines_ratio": sum(ln.startswith(bullets) for ln in lines) / n_lines,
         "ellipsis_lines_ratio": sum(ln.endswith(("...", "…")) for ln in lines) / n_lines,
         "alpha_words_ratio": (
-            (n_words - len(_LETTERLESS.findall(joined))) / n_tokens if n_tokens else 0.0
+            sum(map(bool, map(_LETTER.search, word_tokens))) / n_tokens if n_tokens else 0.0
         ),
         "stop_words": (
             None
             if stop_words is None
-            else float(sum(map(stop_words.__contains__, joined.lower().split())))
+            else float(
+                len(stop_words.intersection((joined if case_sensitive else joined.lower()).split()))
+            )
         ),
     }
 
@@ -79,7 +91,8 @@ def _multi(keys: np.ndarray) -> tuple[np.ndarray, int]:
     return counts[inverse] >= 2, int(counts.max(initial=0))
 
 
-def _top_ngram_chars(h: np.ndarray, pos: np.ndarray, prefix: np.ndarray, n: int) -> int:
+def _top_ngram_chars(h: np.ndarray, pos: np.ndarray, prefix: np.ndarray, n: int,
+                     min_count: int = 2) -> int:  # fmt: skip
     """Characters (with the joining spaces) of the most frequent repeated n-gram, times its
     count; ties go to the n-gram seen first, as Counter.most_common does. `pos` are the
     candidate positions (all occurrences of every repeated n-gram), `h` their hashes."""
@@ -87,7 +100,7 @@ def _top_ngram_chars(h: np.ndarray, pos: np.ndarray, prefix: np.ndarray, n: int)
         return 0
     _, first, counts = np.unique(h, return_index=True, return_counts=True)
     top = counts.max()
-    if top < 2:
+    if top < min_count:
         return 0
     i = int(pos[first[counts == top].min()])
     return int(prefix[i + n] - prefix[i] + n - 1) * int(top)
@@ -112,7 +125,7 @@ def _dup_ngram_chars(h: np.ndarray, pos: np.ndarray, prefix: np.ndarray, n: int)
 
 
 def _ngram_chars(
-    words: Sequence[str], top_ns: Sequence[int], dup_ns: Sequence[int]
+    words: Sequence[str], top_ns: Sequence[int], dup_ns: Sequence[int], top_min_count: int = 2
 ) -> tuple[dict[int, int], dict[int, int]]:
     """({n: top n-gram chars}, {n: duplicated n-gram chars}).
 
@@ -135,28 +148,37 @@ def _ngram_chars(
         mask, _ = _multi(h) if len(pos) else (np.zeros(0, bool), 0)
         pos, h = pos[mask], h[mask]
         if n in top_ns:
-            top[n] = _top_ngram_chars(h, pos, prefix, n)
+            top[n] = _top_ngram_chars(h, pos, prefix, n, top_min_count)
+            if not top[n] and top_min_count <= 1 and len(ids) >= n:
+                # nothing repeats: the top n-gram is the first (Counter.most_common's tie)
+                top[n] = int(prefix[n] - prefix[0] + n - 1)
         if n in dup_ns:
             dup[n] = _dup_ngram_chars(h, pos, prefix, n) if len(pos) else 0
     return top, dup
 
 
 def repetition_stats(
-    text: str, words: Sequence[str], top_ns: Sequence[int], dup_ns: Sequence[int]
+    text: str,
+    words: Sequence[str],
+    top_ns: Sequence[int],
+    dup_ns: Sequence[int],
+    top_min_count: int = 2,
 ) -> dict[str, float]:
-    """Statistics the Gopher repetition rules test, as fractions (elements or characters)."""
+    """Statistics the Gopher repetition rules test, as fractions (elements or characters);
+    `empty` is 1 for a text with nothing in it (it fails the set, as in datatrove)."""
     n_chars = len(text) or 1
     paragraphs = _PARAGRAPHS.split(text.strip())
     para_dups, para_chars = _duplicates(paragraphs)
-    lines = _LINES.split(text.strip())
+    lines = _LINES.split(text)
     line_dups, line_chars = _duplicates(lines)
     stats: dict[str, float] = {
+        "empty": 0.0 if text else 1.0,
         "dup_para_frac": para_dups / len(paragraphs),
         "dup_para_char_frac": para_chars / n_chars,
         "dup_line_frac": line_dups / len(lines),
         "dup_line_char_frac": line_chars / n_chars,
     }
-    top, dup = _ngram_chars(words, top_ns, dup_ns)
+    top, dup = _ngram_chars(words, top_ns, dup_ns, top_min_count)
     for n in top_ns:
         stats[f"top_{n}_gram_char_frac"] = top.get(n, 0) / n_chars
     for n in dup_ns:

@@ -15,6 +15,7 @@ from pipeline.config import RulesConf
 from pipeline.text.c4 import c4_filter
 from pipeline.text.fineweb import fineweb_stats
 from pipeline.text.gopher import quality_stats, repetition_stats
+from pipeline.text.spacy_words import spacy_sentences, spacy_words
 from pipeline.text.words import split_words
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -51,6 +52,7 @@ def stat_names(rules: RulesConf) -> dict[str, list[str]]:
     rep = rules.gopher_repetition
     return {
         "gopher_repetition": [
+            "empty",
             "dup_line_frac",
             "dup_para_frac",
             "dup_line_char_frac",
@@ -69,7 +71,13 @@ def stat_names(rules: RulesConf) -> dict[str, list[str]]:
             "stop_words",
         ],
         "c4": ["lines", "lines_kept", "sentences", "lorem_ipsum", "curly_bracket"],
-        "fineweb": ["line_punct_ratio", "short_line_ratio", "char_dup_ratio", "newline_ratio"],
+        "fineweb": [
+            "empty",
+            "line_punct_ratio",
+            "short_line_ratio",
+            "char_dup_ratio",
+            "newline_ratio",
+        ],  # fmt: skip
     }
 
 
@@ -90,6 +98,7 @@ def checks(rules: RulesConf) -> dict[str, list[Check]]:
             ("stop_words", "stop_words", "<", q.min_stop_words),
         ],
         "gopher_repetition": [
+            ("empty", "empty", ">", 0),
             ("dup_line_frac", "dup_line_frac", ">", r.max_dup_line_frac),
             ("dup_para_frac", "dup_para_frac", ">", r.max_dup_para_frac),
             ("dup_line_char_frac", "dup_line_char_frac", ">", r.max_dup_line_char_frac),
@@ -108,10 +117,11 @@ def checks(rules: RulesConf) -> dict[str, list[Check]]:
             ("curly_bracket", "curly_bracket", ">", 0 if c.filter_curly_bracket else None),
             ("too_few_sentences", "sentences", "<", c.min_num_sentences),
         ],
-        "fineweb": [
-            ("line_punct", "line_punct_ratio", "<=", f.line_punct_thr),
-            ("short_lines", "short_line_ratio", ">=", f.short_line_thr),
-            ("char_dup", "char_dup_ratio", ">=", f.char_duplicates_ratio),
+        "fineweb": [  # datatrove's comparisons
+            ("empty", "empty", ">", 0),
+            ("line_punct", "line_punct_ratio", "<", f.line_punct_thr),
+            ("short_lines", "short_line_ratio", ">", f.short_line_thr),
+            ("char_dup", "char_dup_ratio", ">", f.char_duplicates_ratio),
             ("list_ratio", "newline_ratio", ">", f.new_line_ratio),
         ],
     }
@@ -126,18 +136,22 @@ def _stats(name: str, text: str, words: list[str], lang: str | None, rules: Rule
     if name == "gopher_quality":
         q = rules.gopher_quality
         stop = q.stop_words.get(lang or "")
-        return text, quality_stats(
-            text, words, frozenset(w.lower() for w in stop) if stop else None, tuple(q.bullets)
-        )
+        case = q.stop_words_case_sensitive
+        stop_set = frozenset(w if case else w.lower() for w in stop) if stop else None
+        return text, quality_stats(text, words, stop_set, tuple(q.bullets), case,
+                                   q.line_ratios_over == "all")  # fmt: skip
     if name == "gopher_repetition":
         r = rules.gopher_repetition
         return text, repetition_stats(
-            text, words, sorted(r.max_top_ngram_char_frac), sorted(r.max_dup_ngram_char_frac)
-        )
+            text, words, sorted(r.max_top_ngram_char_frac), sorted(r.max_dup_ngram_char_frac),
+            r.top_ngram_min_count,
+        )  # fmt: skip
     if name == "c4":
-        return c4_filter(text, rules.c4)
+        sentences = spacy_sentences if rules.word_splitter == "spacy_en" else None
+        return c4_filter(text, rules.c4, sentences)
     if name == "fineweb":
-        return text, fineweb_stats(text, words, rules.fineweb.short_line_length)
+        f = rules.fineweb
+        return text, fineweb_stats(text, words, f.short_line_length, f.strip_line_ends)
     raise ValueError(f"unknown rule set {name!r}")
 
 
@@ -150,12 +164,13 @@ def evaluate(
 ) -> RuleOutcome:
     """Run every configured rule set on `text` (in a language the rules apply to)."""
     out = RuleOutcome(text=text, stats={})
-    words = split_words(text)
+    split = spacy_words if rules.word_splitter == "spacy_en" else split_words
+    words = split(text)
     for name in rules.rule_sets:
         new_text, stats = _stats(name, out.text, words, lang, rules)
         if new_text is not out.text:
             out.text = new_text
-            words = split_words(new_text)
+            words = split(new_text)
         out.stats[name] = stats
         for chk in all_checks[name]:
             value = stats.get(chk.stat)
