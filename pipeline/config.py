@@ -91,6 +91,18 @@ class ReadConf(_Section):
     splits_per_file: int = Field(0, ge=0)
 
 
+class UrlFilterConf(_Section):
+    # Before extraction, from the URL alone (pipeline/url_filter.py; datatrove URLFilter's
+    # semantics). Lists are files: plain or gzipped, one entry a line, `#` comments.
+    enabled: bool = False
+    blocked_domains: list[str] = Field(default_factory=list)  # a domain blocks its subdomains
+    blocked_urls: list[str] = Field(default_factory=list)  # compared normalised
+    banned_words: list[str] = Field(default_factory=list)  # whole tokens of the URL
+    soft_banned_words: list[str] = Field(default_factory=list)
+    soft_threshold: int = Field(2, ge=1)  # datatrove's soft_word_threshold
+    allowed_domains: list[str] = Field(default_factory=list)  # win over every list above
+
+
 class ExtractConf(_Section):
     # trafilatura (the default) or resiliparse (DCLM's; ~10x less CPU, more boilerplate kept).
     backend: Literal["trafilatura", "resiliparse"] = "trafilatura"
@@ -340,6 +352,7 @@ class Config(_Section):
     input: InputConf = Field(default_factory=InputConf)
     chunks: ChunksConf = Field(default_factory=ChunksConf)
     read: ReadConf = Field(default_factory=ReadConf)
+    url_filter: UrlFilterConf = Field(default_factory=UrlFilterConf)
     extract: ExtractConf = Field(default_factory=ExtractConf)
     langid: LangIdConf = Field(default_factory=LangIdConf)
     rules: RulesConf = Field(default_factory=RulesConf)

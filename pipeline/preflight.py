@@ -67,6 +67,20 @@ def check_output(output: str | Path, files: list[str]) -> None:
             )
 
 
+def check_lists(cfg: Config) -> None:
+    """Every list file the URL filter names exists."""
+    from pipeline.url_filter import list_files
+
+    for key, paths in list_files(cfg.url_filter).items():
+        for p in paths:
+            if not Path(p).is_file():
+                raise ConfigError(
+                    f"url_filter.{key}: {p} is not a file (a list: one entry a line, plain "
+                    "or gzipped; README: URL filter)"
+                )
+
+
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
     check_models(cfg)
+    check_lists(cfg)
     check_output(output, files)

@@ -43,7 +43,7 @@ from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.arrow_batches import RowStep
-from pipeline.stages.documents import documents_pass, package_sources
+from pipeline.stages.documents import EXTRACTION_STAGES, documents_pass, package_sources
 from pipeline.stages.exact_dedup import KEY_FIELDS, exact_dedup, key_step
 from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
 from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_settings, signature_step
@@ -222,7 +222,7 @@ def _rows_reaching_steps(stages: list[StageResult], enabled: list[Stage], counts
     for key, n in counts["rejected"].items():
         stage = key.split(":", 1)[0]
         dropped_by[stage] = dropped_by.get(stage, 0) + n
-    left = counts["read"] - sum(dropped_by.get(s, 0) for s in ("read", "decode", "extract"))
+    left = counts["read"] - sum(dropped_by.get(s, 0) for s in EXTRACTION_STAGES)
     results = {r.name: r for r in stages}
     for st in enabled:
         if not st.corpus:

@@ -39,13 +39,14 @@ from pipeline.schema import DOC_SCHEMA, spark_schema
 from pipeline.stage_store import MARKER, parquet_rows, read_marker
 from pipeline.stages.extract import Step, read_and_extract, run_steps
 from pipeline.streams import is_url
+from pipeline.url_filter import list_digests
 
 log = logging.getLogger(__name__)
 
 # Stages whose drops happen before the per-document steps: a retune keeps them as they are.
-EXTRACTION_STAGES = ("read", "decode", "extract")
+EXTRACTION_STAGES = ("read", "url", "decode", "extract")
 # The code a chunk's extraction depends on (pipeline/...): a change here re-extracts.
-EXTRACTION_CODE = ("warc", "extract.py", "streams.py", "schema.py", "inputs.py",
+EXTRACTION_CODE = ("warc", "extract.py", "streams.py", "schema.py", "inputs.py", "url_filter.py",
                    "stages/read.py", "stages/extract.py", "stages/arrow_batches.py")  # fmt: skip
 
 
@@ -138,7 +139,8 @@ def extraction_fingerprint(chunk: Chunk, cfg: Config, version: str) -> str:
     rows_input = cfg.input.model_dump(mode="json", include={"on_unreadable", "listing_prefix"})
     return _hash(
         chunk.first, chunk.files, [_stamp(f) for f in chunk.files], rows_input,
-        cfg.section_hash("read", "extract"), extraction_code_hash(), version,
+        cfg.section_hash("read", "extract", "url_filter"), extraction_code_hash(), version,
+        list_digests(cfg.url_filter),  # the lists' contents, not only their names
     )  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from pipeline.extract import process_record
 from pipeline.schema import DOC_SCHEMA
 from pipeline.stages.arrow_batches import RowStep, with_fields
 from pipeline.stages.read import read_warcs
+from pipeline.url_filter import load_url_filter
 
 # A per-document step: (the ledger `stage` of its drops, function on a batch of rows, its
 # task-seconds counter).
@@ -75,6 +76,22 @@ def read_and_extract(
     rejections. `extract_seconds`, if given, sums the time spent decoding and extracting."""
     # One cache scope per run: payloads repeated within this run are extracted once.
     extract = partial(process_record, s=cfg.extract, read=cfg.read, scope=uuid.uuid4().hex)
+    url_filter = load_url_filter(cfg.url_filter)
+    if url_filter is not None:
+        # shipped to each executor once (millions of domains), not with every task
+        lists = spark.sparkContext.broadcast(url_filter)
+        unfiltered = extract
+
+        def extract(row: dict) -> dict:
+            if row.get("reject_reason") is None:
+                blocked = lists.value.verdict(row.get("url"))
+                if blocked:  # decided before extraction: the page is never parsed
+                    row["reject_stage"], row["reject_reason"] = "url", blocked[0]
+                    row["reject_detail"] = blocked[1][:500]
+                    row["payload"] = None
+                    return row
+            return unfiltered(row)
+
     if extract_seconds is not None:
         plain = extract
 

@@ -1,0 +1,94 @@
+"""The URL filter (pipeline/url_filter.py): datatrove URLFilter's semantics on lists from files,
+decided before extraction."""
+
+from __future__ import annotations
+
+import gzip
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.config import ConfigError, UrlFilterConf
+from pipeline.url_filter import load_url_filter, normalize_url, read_list
+
+
+def _conf(tmp_path, **lists) -> UrlFilterConf:
+    files = {}
+    for key, lines in lists.items():
+        if key == "soft_threshold":
+            continue
+        p = tmp_path / f"{key}.txt.gz"
+        p.write_bytes(gzip.compress(("# a comment\n\n" + "\n".join(lines) + "\n").encode()))
+        files[key] = [str(p)]
+    return UrlFilterConf(enabled=True, soft_threshold=lists.get("soft_threshold", 2), **files)
+
+
+def test_lists_read_plain_or_gzipped_with_comments(tmp_path):
+    plain = tmp_path / "d.txt"
+    plain.write_text("Example.COM  # why\n# only a comment\n\nother.org\n")
+    assert read_list(plain) == ["example.com", "other.org"]
+    gz = tmp_path / "d.txt.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_list(gz) == read_list(plain)
+
+
+def test_urls_are_compared_normalised():
+    assert normalize_url("HTTP://Example.COM:80/a/b/#top") == "http://example.com/a/b"
+    assert normalize_url("https://example.com:443/") == "https://example.com"
+    assert normalize_url("https://example.com:8443/x?q=1") == "https://example.com:8443/x?q=1"
+
+
+def test_verdicts(tmp_path):
+    f = load_url_filter(_conf(
+        tmp_path,
+        blocked_domains=["casino.example", "bad.org"],
+        blocked_urls=["https://news.example.com/leak/"],
+        banned_words=["xxx"],
+        soft_banned_words=["sex", "cam", "live"],
+        allowed_domains=["good.bad.org"],
+    ))  # fmt: skip
+    assert f.verdict("https://casino.example/") == ("blocked_domain", "casino.example")
+    assert f.verdict("https://www.play.casino.example/x") == ("blocked_domain", "casino.example")
+    assert f.verdict("https://notcasino.example/") is None  # a label boundary, not a suffix
+    assert f.verdict("https://good.bad.org/page") is None  # the allow list wins
+    assert f.verdict("https://evil.bad.org/page") == ("blocked_domain", "bad.org")
+    assert f.verdict("HTTPS://NEWS.example.com:443/leak") == (
+        "blocked_url",
+        "https://news.example.com/leak",
+    )
+    assert f.verdict("https://news.example.com/leaky") is None
+    assert f.verdict("https://example.com/free-xxx-videos") == ("banned_word", "xxx")
+    assert f.verdict("https://example.com/xxxtentacion") is None  # whole tokens only
+    assert f.verdict("https://example.com/live-cam") == ("soft_banned", "cam, live")
+    assert f.verdict("https://example.com/live-news") is None  # one soft word: below 2
+    assert f.verdict("http://[www.example.com]/") is None  # an unparsable host blocks nothing
+    assert f.verdict(None) is None
+
+
+def test_missing_list_is_named_before_spark(tmp_path, cfg):
+    from pipeline.preflight import check_lists
+
+    c = cfg.model_copy(deep=True)
+    c.url_filter = UrlFilterConf(enabled=True, blocked_domains=[str(tmp_path / "nope.txt")])
+    with pytest.raises(ConfigError, match="url_filter.blocked_domains: .*nope.txt"):
+        check_lists(c)
+
+
+@pytest.mark.spark
+def test_blocked_pages_are_ledgered_and_never_extracted(spark, cfg, sample_warc, tmp_path):
+    from pipeline.run import run
+
+    c = cfg.model_copy(deep=True)
+    c.url_filter = _conf(tmp_path, blocked_domains=["rivers.example.org"])
+    m = run(c, [str(sample_warc)], tmp_path / "out", spark)
+    ledger = pq.read_table(tmp_path / "out" / "rejected").to_pylist()
+    blocked = [r for r in ledger if r["stage"] == "url"]
+    assert blocked and all(r["reason"] == "blocked_domain" for r in blocked)
+    assert all("rivers.example.org" in r["url"] for r in blocked)
+    assert m["counts"]["rejected"]["url:blocked_domain"] == len(blocked)
+    docs = pq.read_table(tmp_path / "out" / "_stages" / "documents").to_pylist()
+    for r in docs:
+        if r["reject_stage"] == "url":
+            assert r["text"] is None  # decided before extraction
+    c2 = m["counts"]
+    assert c2["read"] == c2["kept"] + sum(c2["rejected"].values())
