@@ -9,7 +9,7 @@ QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 CDS := build/spark-cds.jsa
 
-.PHONY: setup models run demo test lint bench bench-e2e bench-scale clean cluster-up cluster-down
+.PHONY: setup models run demo test lint bench bench-rules bench-e2e bench-scale clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
@@ -71,6 +71,8 @@ bench: setup
 	$(BIN)/python bench/quality_bench.py
 	$(BIN)/python bench/dedup_bench.py
 	$(BIN)/python bench/tokens_bench.py
+	$(BIN)/python bench/corpus_bench.py
+	$(BIN)/python bench/url_filter_bench.py
 
 # A 23k-record crawl from the real pages: fresh runs, a kill and rerun, added files, a retune
 # (about 35 minutes on 2 cores; README: crawl scale).
@@ -91,6 +93,10 @@ $(ANCHOR)/bin/datatrove-ready: bench/requirements-anchor.txt requirements.lock
 
 bench-e2e: setup $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/e2e_bench.py --anchor-python $(ANCHOR)/bin/python $(ARGS)
+
+# Rule decisions against datatrove's, text by text, in its own venv (README: the FineWeb recipe)
+bench-rules: setup $(ANCHOR)/bin/datatrove-ready
+	$(BIN)/python bench/rules_agreement_bench.py --anchor-python $(ANCHOR)/bin/python
 
 clean:
 	rm -rf build out bench/work
