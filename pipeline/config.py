@@ -103,6 +103,24 @@ class UrlFilterConf(_Section):
     allowed_domains: list[str] = Field(default_factory=list)  # win over every list above
 
 
+class PiiConf(_Section):
+    # FineWeb's last step (datatrove PIIFormatter), on kept text (pipeline/text/pii.py).
+    enabled: bool = False
+    emails: bool = True
+    ips: bool = True  # public ones only: private, loopback, documentation ranges stay
+    # datatrove's stand-ins: example.com/org are reserved for examples
+    email_replacements: list[str] = Field(
+        default_factory=lambda: ["email@example.com", "firstname.lastname@example.org"]
+    )
+    # datatrove's: addresses that answered no ping when its list was made
+    ip_replacements: list[str] = Field(
+        default_factory=lambda: ["22.214.171.124", "126.96.36.199", "188.8.131.52",
+                                 "184.108.40.206", "220.127.116.11", "18.104.22.168"]
+    )  # fmt: skip
+    # IPv6 (datatrove has none): the documentation range, which a rerun leaves alone
+    ipv6_replacements: list[str] = Field(default_factory=lambda: ["2001:db8::1", "2001:db8::2"])
+
+
 class ExtractConf(_Section):
     # trafilatura (the default) or resiliparse (DCLM's; ~10x less CPU, more boilerplate kept).
     backend: Literal["trafilatura", "resiliparse"] = "trafilatura"
@@ -357,6 +375,7 @@ class Config(_Section):
     langid: LangIdConf = Field(default_factory=LangIdConf)
     rules: RulesConf = Field(default_factory=RulesConf)
     quality: QualityConf = Field(default_factory=QualityConf)
+    pii: PiiConf = Field(default_factory=PiiConf)
     exact_dedup: ExactDedupConf = Field(default_factory=ExactDedupConf)
     near_dedup: NearDedupConf = Field(default_factory=NearDedupConf)
     sources: SourcesConf = Field(default_factory=SourcesConf)

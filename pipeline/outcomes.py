@@ -37,6 +37,7 @@ class Outcomes:
     # holds scores in [i * SCORE_BIN, (i + 1) * SCORE_BIN)), "exact_group_sizes" and
     # "near_cluster_sizes" {size: kept documents}
     distributions: dict[str, dict[int, int]]
+    pii: dict[str, int]  # replacements in kept documents: emails, ips, documents touched
 
 
 def _facts(df: DataFrame, kind: str, key: Column, flag: Column | None = None,
@@ -74,6 +75,10 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
                    F.substring("reject_detail", 1, 200)).otherwise(F.lit(""))),
                size=F.coalesce(F.col("skipped_bytes"), F.lit(0)))
     )  # fmt: skip
+    for column in ("pii_emails", "pii_ips"):
+        if column in kept.columns:
+            parts.append(_facts(kept, "pii", F.lit(column[4:]), flag=F.col(column) > 0,
+                                tokens=F.coalesce(F.col(column), F.lit(0))))  # fmt: skip
     if "quality_score" in docs.columns:
         scored = docs.where(F.col("quality_score").isNotNull())
         parts.append(_facts(scored, "quality_score_bins",
@@ -122,7 +127,10 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
         kind: dict(sorted((int(r["key"]), int(r["n"])) for r in by_kind.get(kind, [])))
         for kind in ("quality_score_bins", "exact_group_sizes", "near_cluster_sizes")
     }
+    pii = {f"{r['key']}_replaced": int(r["tokens"]) for r in by_kind.get("pii", [])}
+    pii |= {f"documents_with_{r['key']}": int(r["flag"]) for r in by_kind.get("pii", [])}
     return Outcomes(
+        pii=dict(sorted(pii.items())),
         distributions=distributions,
         counts=counts,
         rule_failures={r["key"]: int(r["n"]) for r in rules},

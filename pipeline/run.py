@@ -47,6 +47,7 @@ from pipeline.stages.documents import EXTRACTION_STAGES, documents_pass, package
 from pipeline.stages.exact_dedup import KEY_FIELDS, exact_dedup, key_step
 from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
 from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_settings, signature_step
+from pipeline.stages.pii import PII_FIELDS, pii_step
 from pipeline.stages.quality import QUALITY_FIELDS, quality_model_path, quality_step
 from pipeline.stages.rules import rule_fields, rules_step
 from pipeline.stages.tokenize import TOKEN_FIELDS, get_tokenizer, tokens_step
@@ -105,6 +106,7 @@ STAGES = [
     Stage("near_dedup", ("near_dedup",), signature_step, lambda c: SIG_FIELDS, near_dedup,
           enabled=lambda c: c.near_dedup.enabled, step_settings=signature_settings,
           reject_as="near_dup"),
+    Stage("pii", ("pii",), pii_step, lambda c: PII_FIELDS, enabled=lambda c: c.pii.enabled),
     Stage("tokenize", ("sources", "tokenizer"), tokens_step, lambda c: TOKEN_FIELDS),
 ]  # fmt: skip
 
@@ -114,6 +116,8 @@ STAGE_METADATA = (
     "exact_copies",
     "dup_cluster",
     "dup_cluster_size",
+    "pii_emails",
+    "pii_ips",
     "n_tokens",
 )
 
@@ -396,6 +400,7 @@ def _run_stages(
             **{k: {str(b): n for b, n in v.items()} for k, v in outcomes.distributions.items()},
         },
         "rule_failures": outcomes.rule_failures,
+        "pii": outcomes.pii,  # replacements in kept documents (empty when the stage is off)
         "languages": outcomes.languages,
         "stages": [
             {"name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "rows": s.rows}

@@ -1,0 +1,28 @@
+"""Stage `pii`: e-mail and public IP addresses in the text replaced (pipeline/text/pii.py),
+a per-document step before tokenisation, so the tokens and shards hold the redacted text.
+Each document gets `pii_emails` and `pii_ips`, the replacements made in it."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from pipeline.config import Config
+from pipeline.stages.arrow_batches import RowStep
+from pipeline.text.pii import redact
+
+PII_FIELDS = [pa.field("pii_emails", pa.int32()), pa.field("pii_ips", pa.int32())]
+
+
+def pii_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no model)
+    c = cfg.pii
+    emails = tuple(c.email_replacements) if c.emails else ()
+    ips = tuple(c.ip_replacements) if c.ips else ()
+    ipv6s = tuple(c.ipv6_replacements) if c.ips else ()
+
+    def format_pii(rows: list[dict]) -> list[dict]:
+        for r in rows:
+            r["text"], r["pii_emails"], r["pii_ips"] = redact(r["text"] or "", emails, ips, ipv6s)
+        return rows
+
+    return format_pii
