@@ -24,17 +24,17 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from pss import PeakPss  # noqa: E402
 
 from pipeline.config import load_config  # noqa: E402
 
@@ -142,16 +142,6 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "counts": o.counts,
 """
 
 
-def _role(p: psutil.Process, root: int) -> str:
-    if p.pid == root:
-        return "driver_python"
-    try:
-        name = os.path.basename(p.exe())
-    except psutil.Error:
-        return "other"
-    return "jvm" if name.startswith("java") else "workers" if "python" in name else "other"
-
-
 def measured(docs: Path, out: Path, code: Path = ROOT) -> dict:
     """The corpus half over `docs`, with the pipeline package of the checkout `code`."""
     env = {**os.environ, "PYTHONPATH": str(code)}
@@ -159,34 +149,13 @@ def measured(docs: Path, out: Path, code: Path = ROOT) -> dict:
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(docs), str(out), str(cfg)],
                             cwd=code, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    peaks: dict[str, int] = {}
-    stop = threading.Event()
-
-    def sample() -> None:
-        ps = psutil.Process(proc.pid)
-        while not stop.wait(0.5):
-            now: dict[str, int] = {}
-            try:
-                for p in [ps, *ps.children(recursive=True)]:
-                    try:
-                        role = _role(p, proc.pid)
-                        now[role] = now.get(role, 0) + p.memory_full_info().pss
-                    except psutil.Error:
-                        pass
-            except psutil.Error:
-                return
-            for k, v in now.items():
-                peaks[k] = max(peaks.get(k, 0), v)
-
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
+    sampler = PeakPss(proc.pid, every=0.5)
     stdout, _ = proc.communicate()
-    stop.set()
-    t.join()
+    peaks = sampler.stop()
     if proc.returncode:
         raise RuntimeError("the corpus run failed")
     result = json.loads(stdout.decode().strip().splitlines()[-1])
-    result["peak_pss_mib"] = {k: round(v / 2**20) for k, v in sorted(peaks.items())}
+    result["peak_pss_mib"] = peaks
     return result
 
 

@@ -28,16 +28,16 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-import psutil
 import pyarrow.parquet as pq
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from pss import PeakPss  # noqa: E402
 
 from pipeline.config import load_config  # noqa: E402
 from pipeline.warc.corpus import Page, small_edit, with_duplicates, write_pages_warc  # noqa: E402
@@ -78,16 +78,6 @@ def build_crawl(n_files: int, per_file: int) -> list[str]:
     return files
 
 
-def _role(p: psutil.Process, root: int) -> str:
-    if p.pid == root:
-        return "driver_python"
-    try:
-        name = os.path.basename(p.exe())
-    except psutil.Error:
-        return "other"
-    return "jvm" if name.startswith("java") else "workers" if "python" in name else "other"
-
-
 def curate(config: Path, inputs: list[str], out: Path, kill_when=None) -> dict:
     """Run `curate run`; wall seconds and peak PSS per role (MiB). `kill_when()`, polled,
     SIGKILLs the run's process group when true."""
@@ -96,27 +86,7 @@ def curate(config: Path, inputs: list[str], out: Path, kill_when=None) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)  # fmt: skip
-    peaks: dict[str, int] = {}
-    stop = threading.Event()
-
-    def sample() -> None:
-        ps = psutil.Process(proc.pid)
-        while not stop.wait(1.0):
-            now: dict[str, int] = {}
-            try:
-                for p in [ps, *ps.children(recursive=True)]:
-                    try:
-                        role = _role(p, proc.pid)
-                        now[role] = now.get(role, 0) + p.memory_full_info().pss
-                    except psutil.Error:
-                        pass
-            except psutil.Error:
-                return
-            for k, v in now.items():
-                peaks[k] = max(peaks.get(k, 0), v)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    sampler = PeakPss(proc.pid, every=1.0)
     killed = False
     while proc.poll() is None:
         if kill_when and kill_when():
@@ -126,12 +96,11 @@ def curate(config: Path, inputs: list[str], out: Path, kill_when=None) -> dict:
             break
         time.sleep(0.05)
     wall = time.perf_counter() - t0
-    stop.set()
-    sampler.join()
+    peaks = sampler.stop()
     if not killed and proc.returncode:
         raise RuntimeError(f"curate failed: see {log.name}")
     return {"seconds": round(wall, 1), "killed": killed,
-            "peak_pss_mib": {k: round(v / 2**20) for k, v in sorted(peaks.items())}}  # fmt: skip
+            "peak_pss_mib": peaks}  # fmt: skip
 
 
 def manifest(out: Path) -> dict:

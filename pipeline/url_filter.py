@@ -19,7 +19,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -78,7 +78,6 @@ class UrlFilter:
     soft_banned_words: frozenset[str] = frozenset()
     allowed_domains: frozenset[str] = frozenset()
     soft_threshold: int = 2
-    sources: dict[str, str] = field(default_factory=dict)  # list file -> its SHA-256
 
     def verdict(self, url: str | None) -> tuple[str, str] | None:
         """(reason, detail) when the URL is blocked, else None."""
@@ -122,23 +121,19 @@ def load_url_filter(conf) -> UrlFilter | None:
     """The filter `conf` (UrlFilterConf) describes, or None when it is off or lists nothing."""
     if not conf.enabled:
         return None
-    sources: dict[str, str] = {}
 
     def entries(paths: list[str], normalise=None) -> frozenset[str]:
         out: set[str] = set()
         for p in paths:
-            sources[str(p)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
             items = read_list(p)
             out.update(map(normalise, items) if normalise else items)
         return frozenset(out)
 
-    f = UrlFilter(
+    return UrlFilter(
         blocked_domains=entries(conf.blocked_domains, lambda d: d.rstrip(".")),
         blocked_urls=entries(conf.blocked_urls, normalize_url),
         banned_words=entries(conf.banned_words),
         soft_banned_words=entries(conf.soft_banned_words),
         allowed_domains=entries(conf.allowed_domains, lambda d: d.rstrip(".")),
         soft_threshold=conf.soft_threshold,
-        sources=sources,
     )
-    return f
