@@ -73,6 +73,7 @@ bench: setup
 	$(BIN)/python bench/tokens_bench.py
 	$(BIN)/python bench/corpus_bench.py
 	$(BIN)/python bench/url_filter_bench.py
+	$(BIN)/python bench/decont_bench.py
 
 # A 23k-record crawl from the real pages: fresh runs, a kill and rerun, added files, a retune
 # (about 35 minutes on 2 cores; README: crawl scale).

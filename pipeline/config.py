@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class ConfigError(ValueError):
@@ -288,6 +288,34 @@ class QualityConf(_Section):
         return "all" in self.languages or lang in self.languages
 
 
+class EvalSet(_Section):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")  # the ledger's decont:<name>
+    path: str  # a file: JSONL, Parquet or plain lines (.gz allowed)
+    format: Literal["auto", "jsonl", "parquet", "lines"] = "auto"  # auto: by the file's suffix
+    fields: list[str] = Field(default_factory=list)  # JSONL / Parquet: the item's text, joined
+    id_field: str | None = None  # the item's id in the ledger; default: its line / row number
+
+
+class DecontaminationConf(_Section):
+    # Evaluation items' word n-grams looked up in kept text (pipeline/text/decontamination.py).
+    enabled: bool = False
+    sets: list[EvalSet] = Field(default_factory=list)
+    ngram: int = Field(13, ge=3)  # GPT-3 and NeMo Curator: 13; datatrove: 12
+    policy: Literal["drop", "remove"] = "drop"  # drop the document, or cut the matches out
+    # `remove`, NeMo Curator TaskDecontamination's defaults:
+    margin_chars: int = Field(200, ge=0)  # remove_char_each_side
+    max_pieces: int = Field(10, ge=1)  # max_splits: more pieces and the document is dropped
+    min_piece_chars: int = Field(200, ge=0)  # min_document_length: shorter pieces dropped
+
+    @model_validator(mode="after")
+    def _distinct_names(self) -> DecontaminationConf:
+        names = [s.name for s in self.sets]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"evaluation set names must differ: {twice} given twice")
+        return self
+
+
 class ExactDedupConf(_Section):
     # Keep the first (smallest crawl_pos) of each SHA-1 of lowercased, space-collapsed text.
     enabled: bool = True
@@ -375,6 +403,7 @@ class Config(_Section):
     langid: LangIdConf = Field(default_factory=LangIdConf)
     rules: RulesConf = Field(default_factory=RulesConf)
     quality: QualityConf = Field(default_factory=QualityConf)
+    decontamination: DecontaminationConf = Field(default_factory=DecontaminationConf)
     pii: PiiConf = Field(default_factory=PiiConf)
     exact_dedup: ExactDedupConf = Field(default_factory=ExactDedupConf)
     near_dedup: NearDedupConf = Field(default_factory=NearDedupConf)

@@ -38,6 +38,8 @@ class Outcomes:
     # "near_cluster_sizes" {size: kept documents}
     distributions: dict[str, dict[int, int]]
     pii: dict[str, int]  # replacements in kept documents: emails, ips, documents touched
+    # per evaluation set: documents matched (first match's set), dropped, trimmed; chars cut
+    decontamination: dict[str, dict[str, int]]
 
 
 def _facts(df: DataFrame, kind: str, key: Column, flag: Column | None = None,
@@ -79,6 +81,11 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
         if column in kept.columns:
             parts.append(_facts(kept, "pii", F.lit(column[4:]), flag=F.col(column) > 0,
                                 tokens=F.coalesce(F.col(column), F.lit(0))))  # fmt: skip
+    if "decont_set" in docs.columns:
+        matched = docs.where(F.col("decont_set").isNotNull())
+        dropped = F.coalesce(F.col("reject_stage") == "decont", F.lit(False))
+        cut = F.coalesce(F.col("decont_removed_chars"), F.lit(0))
+        parts.append(_facts(matched, "decont", F.col("decont_set"), flag=dropped, tokens=cut))
     if "quality_score" in docs.columns:
         scored = docs.where(F.col("quality_score").isNotNull())
         parts.append(_facts(scored, "quality_score_bins",
@@ -129,7 +136,14 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
     }
     pii = {f"{r['key']}_replaced": int(r["tokens"]) for r in by_kind.get("pii", [])}
     pii |= {f"documents_with_{r['key']}": int(r["flag"]) for r in by_kind.get("pii", [])}
+    decont = {
+        r["key"]: {"documents_matched": int(r["n"]), "documents_dropped": int(r["flag"]),
+                   "documents_trimmed": int(r["n"]) - int(r["flag"]),
+                   "chars_removed": int(r["tokens"])}
+        for r in sorted(by_kind.get("decont", []), key=lambda r: r["key"])
+    }  # fmt: skip
     return Outcomes(
+        decontamination=decont,
         pii=dict(sorted(pii.items())),
         distributions=distributions,
         counts=counts,

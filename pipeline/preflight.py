@@ -80,7 +80,28 @@ def check_lists(cfg: Config) -> None:
                 )
 
 
+def check_eval_sets(cfg: Config) -> None:
+    """Every evaluation set exists and reads as configured (the index is built here, once:
+    a bad line fails the run before Spark starts, naming the file and line)."""
+    c = cfg.decontamination
+    if not (c.enabled and c.sets):
+        return
+    from pipeline.stages.decontamination import load_index
+
+    for i, s in enumerate(c.sets):
+        if not Path(s.path).is_file():
+            raise ConfigError(
+                f"decontamination.sets[{i}] ({s.name}): {s.path} is not a file (JSONL, Parquet "
+                "or plain lines; README: decontamination)"
+            )
+    try:
+        load_index(c)
+    except (ValueError, OSError) as e:  # EvalSetError, bad Parquet, undecodable
+        raise ConfigError(f"decontamination: {e}") from None
+
+
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
     check_models(cfg)
     check_lists(cfg)
+    check_eval_sets(cfg)
     check_output(output, files)

@@ -16,14 +16,17 @@ import json
 import math
 from pathlib import Path
 
-FUNNEL_LABELS = {
-    "extract": "records read",
-    "langid": "text extracted",
-    "rules": "language kept",
-    "quality": "rules passed",
-    "exact_dedup": "quality passed",
-    "near_dedup": "no exact duplicate",
-    "tokenize": "no near duplicate",
+# What a record that passed each stage is; the funnel shows the records reaching each stage
+# under the label of the stage before it (stages that drop nothing are left out).
+PASSED = {
+    "extract": "text extracted",
+    "langid": "language kept",
+    "rules": "rules passed",
+    "quality": "quality passed",
+    "decontamination": "not contaminated",
+    "exact_dedup": "no exact duplicate",
+    "near_dedup": "no near duplicate",
+    "tokenize": "tokenized",
 }
 
 
@@ -32,11 +35,11 @@ def report_data(out: Path) -> dict:
     budget_path = out / "budget.json"
     budget = json.loads(budget_path.read_text()) if budget_path.is_file() else None
     stages = manifest["stages"]
-    funnel = [
-        {"stage": s["name"], "label": FUNNEL_LABELS[s["name"]], "count": s["rows"]}
-        for s in stages
-        if s["name"] in FUNNEL_LABELS
-    ]
+    funnel, label = [], "records read"
+    for s in stages:
+        if s["name"] in PASSED:
+            funnel.append({"stage": s["name"], "label": label, "count": s["rows"]})
+            label = PASSED[s["name"]]
     funnel.append({"stage": "kept", "label": "kept", "count": manifest["counts"]["kept"]})
     dist = manifest.get("distributions", {})
     width = dist.get("quality_score_bin_width", 0.25)
@@ -60,6 +63,8 @@ def report_data(out: Path) -> dict:
             "near_cluster_sizes": dist.get("near_cluster_sizes", {}),
             "exact_group_sizes": dist.get("exact_group_sizes", {}),
         },
+        "decontamination": manifest.get("decontamination", {}),
+        "pii": manifest.get("pii", {}),
         "budget": budget,
         "stages": stages,
         "seconds": manifest["seconds"],
@@ -179,6 +184,17 @@ def render_html(d: dict) -> str:
         rows = [["exact", k, v] for k, v in dup["exact_group_sizes"].items()]
         rows += [["near", k, v] for k, v in dup["near_cluster_sizes"].items()]
         parts += ["<h2>Duplicates</h2>", _table(["kind", "cluster size", "kept documents"], rows)]
+    dc = d["decontamination"]
+    if dc.get("sets"):
+        rows = [[name, f["items"], f["items_too_short"], f["ngrams"], f["documents_matched"],
+                 f["documents_dropped"], f["documents_trimmed"], f["chars_removed"]]
+                for name, f in dc["sets"].items()]  # fmt: skip
+        parts += ["<h2>Decontamination</h2>",
+                  f"<p>{dc['ngram']}-grams of normalised words, policy {dc['policy']}.</p>",
+                  _table(["set", "items", "too short", "n-grams", "documents matched", "dropped",
+                          "trimmed", "chars removed"], rows)]  # fmt: skip
+    if d["pii"]:
+        parts += ["<h2>PII replaced</h2>", _table(["figure", "count"], list(d["pii"].items()))]
     b = d["budget"]
     if b:
         rows = [[s, v["weight"] if v["weight"] is not None else "natural", f"{v['epochs']:.2f}",

@@ -43,6 +43,8 @@ from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
 from pipeline.stages.arrow_batches import RowStep
+from pipeline.stages.decontamination import DECONT_FIELDS, decont_settings, decont_step
+from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.documents import EXTRACTION_STAGES, documents_pass, package_sources
 from pipeline.stages.exact_dedup import KEY_FIELDS, exact_dedup, key_step
 from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
@@ -100,6 +102,9 @@ STAGES = [
     Stage("rules", ("rules",), rules_step, rule_fields, reject_as="rules"),
     Stage("quality", ("quality",), quality_step, lambda c: QUALITY_FIELDS,
           model=quality_model_path, enabled=lambda c: c.quality.enabled, reject_as="quality"),
+    Stage("decontamination", ("decontamination",), decont_step, lambda c: DECONT_FIELDS,
+          enabled=lambda c: c.decontamination.enabled and bool(c.decontamination.sets),
+          step_settings=decont_settings, reject_as="decont"),
     Stage("exact_dedup", ("exact_dedup",), key_step, lambda c: KEY_FIELDS, exact_dedup,
           enabled=lambda c: c.exact_dedup.enabled, step_settings=lambda c: None,
           reject_as="exact_dup"),
@@ -116,6 +121,8 @@ STAGE_METADATA = (
     "exact_copies",
     "dup_cluster",
     "dup_cluster_size",
+    "decont_set",
+    "decont_removed_chars",
     "pii_emails",
     "pii_ips",
     "n_tokens",
@@ -232,6 +239,14 @@ def _rows_reaching_steps(stages: list[StageResult], enabled: list[Stage], counts
         if not st.corpus:
             results[st.name].rows = left
         left -= dropped_by.get(st.reject_as, 0) if st.reject_as else 0
+
+
+def _decontamination(cfg: Config, matched: dict[str, dict[str, int]]) -> dict:
+    out = decont_summary(cfg)
+    none = dict.fromkeys(("documents_matched", "documents_dropped", "documents_trimmed"), 0)
+    for name, figures in out.get("sets", {}).items():
+        figures.update(matched.get(name, none | {"chars_removed": 0}))
+    return out
 
 
 def _progress(res: StageResult) -> None:
@@ -401,6 +416,8 @@ def _run_stages(
         },
         "rule_failures": outcomes.rule_failures,
         "pii": outcomes.pii,  # replacements in kept documents (empty when the stage is off)
+        # the index per evaluation set, and the documents that matched it (empty when off)
+        "decontamination": _decontamination(cfg, outcomes.decontamination),
         "languages": outcomes.languages,
         "stages": [
             {"name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "rows": s.rows}
