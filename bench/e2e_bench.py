@@ -38,7 +38,13 @@ import yaml
 
 from pipeline.config import load_config
 from pipeline.extract import extract_text
-from pipeline.warc.corpus import Page, small_edit, with_duplicates, write_pages_warc
+from pipeline.warc.corpus import (
+    Page,
+    folder_pages,
+    small_edit,
+    with_duplicates,
+    write_pages_warc,
+)
 from pipeline.warc.decode import decode_body, to_unicode
 from pipeline.warc.records import RecordPolicy, iter_warc_rows
 
@@ -157,6 +163,19 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--copies", type=int, default=1,
                     help="benchmark WARCs to build: later copies are edited re-crawls")  # fmt: skip
+    ap.add_argument(
+        "--pages",
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="build the WARC from these folders of HTML pages (urls.tsv: URLs)",
+    )
+    ap.add_argument(
+        "--dup-share",
+        type=float,
+        default=0.10,
+        help="--pages: share of extra copies under mirror URLs (half edited)",
+    )
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--anchor-python", default=str(ROOT / "bench" / ".venv-anchor" / "bin" /
                                                     "python"))  # fmt: skip
@@ -166,7 +185,16 @@ def main() -> int:
     shutil.rmtree(WORK, ignore_errors=True)
     warc_dir = WORK / "warc"
     warc_dir.mkdir(parents=True)
-    if args.warcs:
+    if args.pages:
+        pages = [p for d in args.pages for p in folder_pages(d)]
+        crawl = with_duplicates(pages, share=args.dup_share, seed=0)
+        n_files = max(2, args.cores)  # one file a task for datatrove, which reads files whole
+        warcs = [warc_dir / f"pages-{k}.warc.gz" for k in range(n_files)]
+        for k, w in enumerate(warcs):
+            write_pages_warc(w, crawl[k::n_files], tag=f"pages{k}")
+        print(f"{len(crawl)} records ({len(pages)} pages + copies) in {n_files} WARCs",
+              flush=True)  # fmt: skip
+    elif args.warcs:
         warcs = []
         for i, w in enumerate(args.warcs):
             link = warc_dir / f"{i:04d}-{Path(w).name}"
@@ -228,6 +256,7 @@ def main() -> int:
     t = json.loads((WORK / "theirs.json").read_text())
     their_kept, their_why = set(t["kept_urls"]), t["removed"]
     a, b = set(our_kept), their_kept
+    their_read = b | set(their_why)  # what datatrove read (it skips what it cannot parse)
     both = a & b
     only_ours = sorted(a - b)
     only_theirs = sorted(b - a)
@@ -292,6 +321,11 @@ def main() -> int:
         "agreement": {
             "kept_by_both": len(both),
             "share_of_union": round(len(both) / max(1, len(a | b)), 4),
+            # restricted to the records datatrove read: its silent skips left aside
+            "share_of_union_over_records_datatrove_read": round(
+                len(both) / max(1, len((a & their_read) | b)), 4
+            ),
+            "records_datatrove_read": len(their_read),
             "only_ours": len(only_ours),
             "only_theirs": len(only_theirs),
             "sample_only_ours": [

@@ -23,6 +23,7 @@ import logging
 import signal
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import trafilatura
@@ -141,7 +142,14 @@ def extract_text(html: str, url: str, s: ExtractConf) -> str | None:
         return BACKENDS[s.backend](html, url, s)
 
 
-def process_record(row: dict, s: ExtractConf, read: ReadConf, scope: str = "") -> dict:
+# A check of the decoded page before extraction: (stage, reason, detail, fields to set on the
+# row) to drop it, or None.
+Screen = Callable[[str], tuple[str, str, str, dict] | None]
+
+
+def process_record(
+    row: dict, s: ExtractConf, read: ReadConf, scope: str = "", screen: Screen | None = None
+) -> dict:
     """Decode a candidate's payload and extract its text; reject it with a reason otherwise.
 
     Takes a read-stage row (with `payload`), returns a document row (with `text`, `charset`).
@@ -154,7 +162,7 @@ def process_record(row: dict, s: ExtractConf, read: ReadConf, scope: str = "") -
     out.setdefault("text", None)
     if row.get("reject_reason") is not None:
         return out
-    charset, text, rejected = _outcome(row, s, read, scope)
+    charset, text, rejected = _outcome(row, s, read, scope, screen)
     out["charset"] = charset
     if rejected:
         return _reject(out, *rejected)
@@ -171,7 +179,7 @@ _CACHE_SIZE = 1024  # entries; texts are ~5 KB median, so a few MB per worker
 _scope = [""]
 
 
-def _outcome(row: dict, s: ExtractConf, read: ReadConf, scope: str) -> tuple:
+def _outcome(row: dict, s: ExtractConf, read: ReadConf, scope: str, screen: Screen | None) -> tuple:
     if scope != _scope[0]:
         _CACHE.clear()
         _scope[0] = scope
@@ -183,14 +191,14 @@ def _outcome(row: dict, s: ExtractConf, read: ReadConf, scope: str) -> tuple:
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
-    result = _decode_and_extract(row, s, read)
+    result = _decode_and_extract(row, s, read, screen)
     _CACHE[key] = result
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return result
 
 
-def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf) -> tuple:
+def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Screen | None) -> tuple:
     """(charset, text, None) or (charset, None, (stage, reason, detail))."""
     from pipeline.warc.decode import DecodeError, decode_body, to_unicode
 
@@ -207,6 +215,13 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf) -> tuple:
     charset = f"{codec} ({how})"
     if not html.strip():
         return charset, None, ("decode", "empty_payload", "nothing left after decoding")
+    if screen is not None:
+        try:
+            dropped = screen(html)
+        except Exception:  # a view that fails decides nothing: the page is extracted
+            dropped = None
+        if dropped:
+            return charset, None, dropped
     try:
         text = extract_text(html, row.get("url") or "", s)
     except ExtractTimeout as e:
@@ -224,7 +239,8 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf) -> tuple:
 _DROPPED = ("payload", "transfer_encoding", "content_encoding")
 
 
-def _reject(row: dict, stage: str, reason: str, detail: str) -> dict:
+def _reject(row: dict, stage: str, reason: str, detail: str, fields: dict | None = None) -> dict:
+    row.update(fields or {})
     row["reject_stage"] = stage
     row["reject_reason"] = reason
     row["reject_detail"] = detail

@@ -37,3 +37,23 @@ def language_verdict(lang: str, score: float, conf: LangIdConf) -> tuple[str, st
     if not conf.keeps(lang):
         return "not_kept", f"{lang} {score:.3f}"
     return None
+
+
+def cheap_view(html: str, view: str = "main", chars: int = 10000) -> str:
+    """A page's text in a few milliseconds, for the pre-filter: resiliparse's plain text of
+    the main content (`main`) or of everything visible (`page`), its first `chars`."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    text = extract_plain_text(html, main_content=view == "main", alt_texts=False, links=False,
+                              form_fields=False, noscript=False)  # fmt: skip
+    return text[:chars]
+
+
+def prefilter_verdict(lang: str, score: float, conf: LangIdConf) -> tuple[str, str] | None:
+    """(reason, detail) when the cheap view is confidently in a language not kept."""
+    if score >= conf.prefilter_threshold and not conf.keeps(lang):
+        return "not_kept", (
+            f"{lang} {score:.3f} on the page's {conf.prefilter_view} text view, decided before "
+            f"extraction (langid.prefilter_threshold {conf.prefilter_threshold:g})"
+        )
+    return None

@@ -35,6 +35,16 @@ def shared_run(spark, cfg, shared_data, tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def shared_run_extracting_all(spark, cfg, shared_data, tmp_path_factory):
+    """The same, without the language pre-filter: every page is extracted."""
+    out = tmp_path_factory.mktemp("shared_run_all")
+    c = cfg.model_copy(deep=True)
+    c.langid.prefilter = False
+    run(c, [str(shared_data / "warc")], out, spark)
+    return out
+
+
 def test_every_shared_file_reconciles(shared_run, shared_data):
     data, ledger, manifest = _outputs(shared_run)
     c = manifest["counts"]
@@ -60,8 +70,8 @@ def _as_data(rows: list[dict]) -> list[dict]:
     return [{**r, "metadata": r} for r in rows]
 
 
-def test_known_pages_are_correct_unicode(shared_run):
-    data = _as_data(_extracted(shared_run))
+def test_known_pages_are_correct_unicode(shared_run_extracting_all):
+    data = _as_data(_extracted(shared_run_extracting_all))
     by_ctype = [d for d in data if "gb2312" in (d["metadata"]["content_type"] or "")]
     assert by_ctype, "the 2020 Common Crawl head has gb2312 pages"
     for d in by_ctype:  # one of them is an English page that declares gb2312
@@ -101,6 +111,24 @@ def test_language_and_rule_verdicts_on_real_pages(shared_run):
     assert sum(manifest["rule_failures"].values()) == sum(len(r["failed_rules"]) for r in broken)
     assert any(len(r["failed_rules"]) > 1 for r in broken)
     assert {r["reason"] for r in ledger if r["stage"] == "rules"} <= set(manifest["rule_failures"])
+
+
+def test_language_prefilter_keeps_the_same_pages(shared_run, shared_run_extracting_all):
+    """The pre-filter (on by default) drops zh, de, ru pages of the real Common Crawl head
+    before extraction, and the kept set equals a run extracting every page."""
+    data, ledger, manifest = _outputs(shared_run)
+    early = [r for r in ledger if "decided before extraction" in (r["detail"] or "")]
+    assert len(early) >= 3 and all((r["stage"], r["reason"]) == ("lang", "not_kept")
+                                   for r in early)  # fmt: skip
+    docs = pq.read_table(shared_run / "_stages" / "documents").to_pylist()
+    by_id = {d["doc_id"]: d for d in docs}
+    assert all(by_id[r["doc_id"]]["text"] is None and by_id[r["doc_id"]]["lang"] not in (None, "en")
+               for r in early)  # fmt: skip
+    full_data, full_ledger, full_manifest = _outputs(shared_run_extracting_all)
+    assert sorted(d["id"] for d in data) == sorted(d["id"] for d in full_data)
+    full_why = {r["doc_id"]: (r["stage"], r["reason"]) for r in full_ledger}
+    assert all(full_why[r["doc_id"]] == ("lang", "not_kept") for r in early)
+    assert full_manifest["counts"]["read"] == manifest["counts"]["read"]
 
 
 def test_gzip_stored_payload_is_decoded(shared_run):

@@ -35,9 +35,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
+from pipeline.models import digest
 from pipeline.schema import DOC_SCHEMA, spark_schema
 from pipeline.stage_store import MARKER, parquet_rows, read_marker
 from pipeline.stages.extract import Step, read_and_extract, run_steps
+from pipeline.stages.langid import lid_model_path
 from pipeline.streams import is_url
 from pipeline.url_filter import list_digests
 
@@ -47,7 +49,8 @@ log = logging.getLogger(__name__)
 EXTRACTION_STAGES = ("read", "url", "decode", "extract")
 # The code a chunk's extraction depends on (pipeline/...): a change here re-extracts.
 EXTRACTION_CODE = ("warc", "extract.py", "streams.py", "schema.py", "inputs.py", "url_filter.py",
-                   "stages/read.py", "stages/extract.py", "stages/arrow_batches.py")  # fmt: skip
+                   "langid.py", "stages/read.py", "stages/extract.py",
+                   "stages/arrow_batches.py")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -141,19 +144,33 @@ def extraction_fingerprint(chunk: Chunk, cfg: Config, version: str) -> str:
         chunk.first, chunk.files, [_stamp(f) for f in chunk.files], rows_input,
         cfg.section_hash("read", "extract", "url_filter"), extraction_code_hash(), version,
         list_digests(cfg.url_filter),  # the lists' contents, not only their names
+        prefilter_settings(cfg),
     )  # fmt: skip
+
+
+def prefilter_settings(cfg: Config) -> list:
+    """What the language pre-filter's drops depend on (nothing when it cannot drop)."""
+    c = cfg.langid
+    if not c.prefilters():
+        return []
+    picked = c.model_dump(mode="json", include={"prefilter_threshold", "prefilter_view",
+                                                 "prefilter_chars", "keep_languages"})  # fmt: skip
+    return [picked, digest(lid_model_path(cfg))]
 
 
 def restep(stored: DataFrame, steps: Sequence[Step], schema: pa.Schema) -> DataFrame:
     """A chunk's stored rows with the per-document steps run again from their text: drops by
     extraction stay, every later drop and step field is recomputed."""
-    base = stored.select(*[f.name for f in DOC_SCHEMA])
+    # (the language of pages the pre-filter dropped is kept; the langid step relabels the rest)
+    lang = [c for c in ("lang", "lang_score") if c in stored.columns and c in schema.names]
+    base = stored.select(*[f.name for f in DOC_SCHEMA], *lang)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             rows = batch.to_pylist()
             for r in rows:
-                if r["reject_stage"] not in EXTRACTION_STAGES:
+                # drops decided before extraction (no text: the language pre-filter's) stay
+                if r["reject_stage"] not in EXTRACTION_STAGES and r["text"] is not None:
                     r["reject_stage"] = r["reject_reason"] = r["reject_detail"] = None
             yield pa.RecordBatch.from_pylist(run_steps(rows, steps), schema=schema)
 

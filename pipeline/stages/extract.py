@@ -20,9 +20,12 @@ from pyspark import Accumulator
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
-from pipeline.extract import process_record
+from pipeline.extract import Screen, process_record
+from pipeline.langid import cheap_view, load_fasttext, predict_languages, prefilter_verdict
+from pipeline.models import load_shipped, ship
 from pipeline.schema import DOC_SCHEMA
 from pipeline.stages.arrow_batches import RowStep, with_fields
+from pipeline.stages.langid import lid_model_path
 from pipeline.stages.read import read_warcs
 from pipeline.url_filter import load_url_filter
 
@@ -62,6 +65,25 @@ def run_steps(rows: list[dict], steps: Sequence[Step]) -> list[dict]:
     return rows
 
 
+def language_screen(spark: SparkSession, cfg: Config) -> Screen | None:
+    """The language pre-filter (langid.prefilter): lid.176 on the page's cheap text view."""
+    conf = cfg.langid
+    if not conf.prefilters():
+        return None
+    name = ship(spark, lid_model_path(cfg))
+
+    def screen(html: str) -> tuple[str, str, str, dict] | None:
+        model = load_shipped(name, load_fasttext)
+        view = cheap_view(html, conf.prefilter_view, conf.prefilter_chars)
+        if not view.strip():
+            return None
+        ((lang, score),) = predict_languages(model, [view])
+        verdict = prefilter_verdict(lang, score, conf)
+        return ("lang", *verdict, {"lang": lang, "lang_score": score}) if verdict else None
+
+    return screen
+
+
 def read_and_extract(
     spark: SparkSession,
     files: list[str],
@@ -75,7 +97,8 @@ def read_and_extract(
     """A row for every record of `files`; decode/extract failures and the steps' drops are
     rejections. `extract_seconds`, if given, sums the time spent decoding and extracting."""
     # One cache scope per run: payloads repeated within this run are extracted once.
-    extract = partial(process_record, s=cfg.extract, read=cfg.read, scope=uuid.uuid4().hex)
+    extract = partial(process_record, s=cfg.extract, read=cfg.read, scope=uuid.uuid4().hex,
+                      screen=language_screen(spark, cfg))  # fmt: skip
     url_filter = load_url_filter(cfg.url_filter)
     if url_filter is not None:
         # shipped to each executor once (millions of domains), not with every task

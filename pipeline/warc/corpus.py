@@ -8,6 +8,7 @@ deduplication have work to do.
 
 from __future__ import annotations
 
+import gzip
 import io
 import random
 import re
@@ -76,6 +77,31 @@ def with_duplicates(pages: list[Page], share: float = 0.15, seed: int = 0) -> li
         out.append(Page(f"https://mirror{k % 7}.example.net/{path}", html, src.content_type))
     rng.shuffle(out)
     return out
+
+
+def folder_pages(folder: str | Path) -> list[Page]:
+    """The HTML files of a folder (`*.html`, `*.htm`, also gzipped), in name order, as pages:
+    URLs from its `urls.tsv` (file name, tab, URL) where it has one, else made from the file
+    name. The content type is declared without a charset: the pipeline sniffs it."""
+    folder = Path(folder)
+    urls: dict[str, str] = {}
+    listing = folder / "urls.tsv"
+    if listing.is_file():
+        for line in listing.read_text(encoding="utf-8").splitlines():
+            name, _, url = line.partition("\t")
+            if url:
+                urls[name] = url.strip()
+    pages = []
+    for f in sorted(folder.iterdir()):
+        name = f.name.lower()
+        if not f.is_file() or not name.removesuffix(".gz").endswith((".html", ".htm")):
+            continue
+        html = f.read_bytes()
+        if name.endswith(".gz"):
+            html = gzip.decompress(html)
+        url = urls.get(f.name) or f"https://{folder.name or 'pages'}.example/{f.name}"
+        pages.append(Page(url, html, "text/html"))
+    return pages
 
 
 def write_pages_warc(path: str | Path, pages: list[Page], tag: str = "corpus") -> int:
