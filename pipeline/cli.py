@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from pipeline.config import ConfigError, load_config
+from pipeline.config import ConfigError, default_config_path, load_config
 from pipeline.inputs import InputError, expand_inputs
 from pipeline.models import ModelError
 
@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="curate", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run the pipeline on WARC inputs")
-    r.add_argument("--config", required=True, help="YAML config, e.g. conf/default.yaml")
+    r.add_argument("--config", help="YAML config (default: conf/default.yaml)")
     r.add_argument(
         "--input",
         nargs="+",
@@ -57,12 +57,18 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("dir", metavar="DIR")
     d = sub.add_parser("demo", help="the seven-page crawl: run it and print a verdict per page")
     d.add_argument("--config", default=None, help="YAML config (default: conf/default.yaml)")
-    d.add_argument("--output", default="out/demo", metavar="DIR")
+    d.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
+    d.add_argument("--output", default="out/demo", metavar="DIR",
+                   help="DIR/pages.warc.gz and the run in DIR/run (default: out/demo)")  # fmt: skip
     e = sub.add_parser("quality-examples", help="write the example good/bad training texts")
     e.add_argument("--output", required=True, metavar="DIR")  # fmt: skip
     j = sub.add_parser("jvm-archive", help="write the driver JVM's class-data-sharing archive")
     j.add_argument("--output", default="build/spark-cds.jsa", metavar="FILE")
     j.add_argument("--config", default=None, help="YAML config (its spark section)")
+    tk = sub.add_parser("tokens", help="decode a run's token shards back to text")
+    tk.add_argument("dir", metavar="DIR", help="a run's output folder (or its tokens/ folder)")
+    tk.add_argument("--show", type=int, default=3, metavar="N", help="documents to show (3)")
+    tk.add_argument("--chars", type=int, default=400, help="characters of each to print")
     b = sub.add_parser("broken-warcs", help="write the broken WARC cases the reliability tests use")
     b.add_argument("--output", required=True, metavar="DIR")
     return p
@@ -73,19 +79,44 @@ def _demo(args: argparse.Namespace) -> int:
     from pipeline.run import run
     from pipeline.spark import get_spark
 
-    root = Path(__file__).resolve().parents[1]
-    cfg = load_config(args.config or root / "conf" / "default.yaml")
-    out = Path(args.output)
-    warc = write_demo_warc(out.parent / f"{out.name}-pages.warc.gz")
-    spark = get_spark(cfg)
+    cfg = load_config(args.config or default_config_path())
+    root = Path(args.output)  # the demo's folder: its WARC, and the run's output beside it
+    warc = write_demo_warc(root / "pages.warc.gz")
+    out = root / "run"
+    spark = get_spark(cfg, quiet=not args.verbose)
     run(cfg, [str(warc)], out, spark, force=True)
     rows = verdicts(out)
     for r in rows:
-        how = "kept" if r["verdict"] == "kept" else (
-            f"dropped at {r['stage']}: {r['reason']} ({r['detail']})")  # fmt: skip
+        if r["verdict"] == "kept":
+            how = "kept"
+        elif (r["detail"] or "").startswith(r["reason"]):  # the detail names the rule already
+            how = f"dropped at {r['stage']}: {r['detail']}"
+        else:
+            how = f"dropped at {r['stage']}: {r['reason']} ({r['detail']})"
         print(f"page {r['page']} {r['url']:<40} {how}")
     kept = sum(r["verdict"] == "kept" for r in rows)
-    print(f"{kept} of {len(rows)} kept; report: {out / 'report.html'}")
+    print(f"{kept} of {len(rows)} kept; input {warc}; report: {out / 'report.html'}")
+    return 0
+
+
+def _tokens(args: argparse.Namespace) -> int:
+    from pipeline.tokens.shards import TokenShards
+    from pipeline.tokens.tokenizer import Tokenizer
+
+    d = Path(args.dir)
+    d = d / "tokens" if (d / "tokens" / "index.json").is_file() else d
+    if not (d / "index.json").is_file():
+        print(f"curate: {args.dir} has no tokens/index.json: not a finished run", file=sys.stderr)
+        return 2
+    shards = TokenShards(d)
+    tok = Tokenizer(shards.index["tokenizer"], shards.eot)
+    print(f"{len(shards):,} documents in {len(shards.index['shards'])} shard(s), tokenizer "
+          f"{shards.index['tokenizer']}, {shards.dtype}, EOT {shards.eot}")  # fmt: skip
+    for i in range(min(args.show, len(shards))):
+        ids = shards[i]
+        text = tok.decode(ids.tolist())
+        more = "..." if len(text) > args.chars else ""
+        print(f"--- document {i} ({len(ids)} tokens)\n{text[: args.chars]}{more}")
     return 0
 
 
@@ -119,7 +150,10 @@ def _train_quality(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
+        if args.config is None:
+            args.config = default_config_path()
         cfg = load_config(args.config)
+        print(f"config: {args.config or 'built-in defaults (no conf/default.yaml found)'}")
         inputs = args.input or cfg.input.paths
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
@@ -133,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
     from pipeline.run import NoRecords, TooManyUnreadable, run
     from pipeline.spark import get_spark, quiet_task_failures
 
-    spark = get_spark(cfg, args.master)
+    spark = get_spark(cfg, args.master, quiet=not args.verbose)
     if not args.verbose:
         quiet_task_failures(spark)
     try:
@@ -168,6 +202,10 @@ def _run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
+    if not getattr(args, "verbose", False):
+        from pipeline.quiet import quiet_python_loggers
+
+        quiet_python_loggers()
     if args.command == "run":
         return _run(args)
     if args.command == "sample":
@@ -198,10 +236,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "jvm-archive":
         from pipeline.jvm_archive import build_archive
 
+        print("JVM class archive: running a small job to record the classes Spark loads "
+              "(about a minute)...", flush=True)  # fmt: skip
         made = build_archive(args.output, args.config)
         if made:
             print(f"JVM class archive: {made} ({made.stat().st_size / 2**20:.0f} MiB)")
         return 0
+    if args.command == "tokens":
+        return _tokens(args)
     if args.command == "broken-warcs":
         from pipeline.warc.broken import write_broken_inputs
 

@@ -7,6 +7,7 @@ the key and the file, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from pathlib import Path
@@ -283,7 +284,9 @@ class QualityTrainConf(_Section):
 
 
 class QualityConf(_Section):
-    enabled: bool = True
+    # Off by default: a classifier is only as good as its training data, and the one `make
+    # models` trains (a few dozen example sentences) is for the demo and the tests.
+    enabled: bool = False
     backend: Literal["naive_bayes", "fasttext"] = "naive_bayes"
     # naive Bayes: the JSON of word votes; fastText: the .bin (metadata beside it, .bin.json).
     # The default is a toy trained by `make models` on the project's own example texts.
@@ -387,6 +390,13 @@ class TokenizerConf(_Section):
     eot_token: int | None = None
 
 
+class TokensConf(_Section):
+    # Token shards: ours always (tokens/shard-NNNNN.bin + .idx, index.json); `megatron` adds
+    # tokens/megatron/shard-NNNNN.bin + .idx, Megatron-LM's indexed dataset (the .bin linked).
+    format: Literal["native", "megatron"] = "native"
+    merged: bool = False  # megatron: also tokens/megatron/merged.bin + .idx, every shard in order
+
+
 class ShardsConf(_Section):
     # Documents per shard (Parquet and token shards alike), or a target in bytes of text.
     rows_per_shard: int | None = Field(100_000, ge=1)
@@ -422,6 +432,7 @@ class Config(_Section):
     near_dedup: NearDedupConf = Field(default_factory=NearDedupConf)
     sources: SourcesConf = Field(default_factory=SourcesConf)
     tokenizer: TokenizerConf = Field(default_factory=TokenizerConf)
+    tokens: TokensConf = Field(default_factory=TokensConf)
     mixture: MixtureConf = Field(default_factory=MixtureConf)
     shards: ShardsConf = Field(default_factory=ShardsConf)
     budget: BudgetConf = Field(default_factory=BudgetConf)
@@ -434,15 +445,50 @@ class Config(_Section):
         return hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _nearest_key(loc: tuple, root: type[BaseModel] | None = None) -> str | None:
+    """The valid key nearest to a misspelled one at `loc` (section path, then the key)."""
+    model = root or Config
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part)) if isinstance(part, str) else None
+        ann = field.annotation if field else None
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            model = ann
+        elif field and getattr(ann, "__args__", None):  # list[EvalSet], SourceRule lists
+            inner = [a for a in ann.__args__ if isinstance(a, type) and issubclass(a, BaseModel)]
+            if not inner:
+                return None
+            model = inner[0]
+        elif isinstance(part, int):
+            continue
+        else:
+            return None
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.6)
+    if not close:
+        return None
+    return ".".join(str(p) for p in (*loc[:-1], close[0]))
+
+
 def _format_errors(path: str, err: ValidationError) -> str:
     lines = [f"config {path}: {err.error_count()} problem(s)"]
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
-            lines.append(f"  {key}: unknown key (check the spelling against conf/default.yaml)")
+            near = _nearest_key(tuple(e["loc"]))
+            hint = f"did you mean `{near}`?" if near else "see conf/default.yaml for every key"
+            lines.append(f"  {key}: unknown key ({hint})")
         else:
             lines.append(f"  {key}: {e['msg']} (got {e.get('input')!r})")
     return "\n".join(lines)
+
+
+def default_config_path() -> Path | None:
+    """`conf/default.yaml` of the working directory, else of the project this package is in;
+    None: the built-in defaults (the same values: tests/test_config.py keeps them equal)."""
+    for root in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        p = root / "conf" / "default.yaml"
+        if p.is_file():
+            return p
+    return None
 
 
 def load_config(path: str | Path | None) -> Config:

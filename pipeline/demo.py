@@ -1,4 +1,6 @@
-"""The seven-page crawl of the seed primer: pages, their WARC, and the verdict per page.
+"""The demo's seven-page crawl: pages, their WARC, and the verdict per page. Each page shows
+one stage at work: a kept article, a French page, a navigation bar, a product list, a copy
+differing in case and spacing, a scraper's near copy and the article it copied.
 
 The pages are written in crawl order 1, 2, 3, 4, 5, 7, 6: the scraper copy (page 6) was
 crawled after the article it copies (page 7), so "keep the first" keeps the original.
@@ -39,7 +41,7 @@ MIRROR = (
     .replace("\n", "  \n\n ")
 )
 
-# (page number, URL, body, what the primer expects)
+# (page number, URL, body, the verdict the demo shows)
 PAGES = [
     (1, "https://rivers.example.org/valleys", ARTICLE_RIVER, "kept"),
     (2, "https://riviere.example.fr/vallee", FRENCH, "dropped by language ID"),

@@ -39,6 +39,9 @@ def language_verdict(lang: str, score: float, conf: LangIdConf) -> tuple[str, st
     return None
 
 
+VIEW_NAMES = {"page": "visible text", "main": "main-content text"}
+
+
 def cheap_view(html: str, view: str = "main", chars: int = 10000) -> str:
     """A page's text in a few milliseconds, for the pre-filter: resiliparse's plain text of
     the main content (`main`) or of everything visible (`page`), its first `chars`."""
@@ -53,7 +56,7 @@ def prefilter_verdict(lang: str, score: float, conf: LangIdConf) -> tuple[str, s
     """(reason, detail) when the cheap view is confidently in a language not kept."""
     if score >= conf.prefilter_threshold and not conf.keeps(lang):
         return "not_kept", (
-            f"{lang} {score:.3f} on the page's {conf.prefilter_view} text view, decided before "
-            f"extraction (langid.prefilter_threshold {conf.prefilter_threshold:g})"
+            f"{lang} {score:.3f} on the page's {VIEW_NAMES[conf.prefilter_view]}, decided "
+            f"before extraction (langid.prefilter_threshold {conf.prefilter_threshold:g})"
         )
     return None

@@ -72,8 +72,15 @@ def fetch_lid(dest: Path) -> Path:
     return dest
 
 
+_shipped: set[tuple[str, str]] = set()
+
+
 def ship(spark, path: Path) -> str:
-    """Send a model file to every executor; returns the name to open it by there."""
+    """Send a model file to every executor (once per session: the language pre-filter and the
+    langid stage share lid.176); returns the name to open it by there."""
+    key = (spark.sparkContext.applicationId, str(Path(path).resolve()))
+    if key in _shipped:
+        return Path(path).name
     try:
         spark.sparkContext.addFile(str(path))
     except Exception as e:  # py4j error: the same file name registered from another path
@@ -81,6 +88,7 @@ def ship(spark, path: Path) -> str:
             f"model {path}: another file named {path.name} was already shipped in this "
             f"Spark session ({e.__class__.__name__}); give the model a distinct file name"
         ) from e
+    _shipped.add(key)
     return path.name
 
 

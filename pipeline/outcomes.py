@@ -22,6 +22,8 @@ DAMAGE_REASONS = ("unreadable_file", "corrupt_file", "corrupt_record")
 _SEP = "\x00"
 # Quality scores are counted in bins of this width (log-odds); the report regroups them.
 SCORE_BIN = 0.25
+# Language-ID probabilities, in bins of this width.
+LANG_BIN = 0.05
 
 
 @dataclass
@@ -34,7 +36,8 @@ class Outcomes:
     # detail of an unreadable file, else "")
     damage: dict[str, dict[str, tuple[int, int, str]]]
     # the report's distributions: "quality_score_bins" {bin index: documents scored} (a bin
-    # holds scores in [i * SCORE_BIN, (i + 1) * SCORE_BIN)), "exact_group_sizes" and
+    # holds scores in [i * SCORE_BIN, (i + 1) * SCORE_BIN)), "lang_score_bins" (the same with
+    # LANG_BIN, language-ID probabilities), "exact_group_sizes" and
     # "near_cluster_sizes" {size: kept documents}
     distributions: dict[str, dict[int, int]]
     pii: dict[str, int]  # replacements in kept documents: emails, ips, documents touched
@@ -99,6 +102,11 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
             parts.append(_facts(kept_there, kind, F.col(column)))
     if "failed_rules" in docs.columns:
         parts.append(_facts(docs.select(F.explode("failed_rules").alias("r")), "rule", F.col("r")))
+    if "lang_score" in docs.columns:
+        scored = docs.where(F.col("lang_score").isNotNull())
+        # a probability of exactly 1 goes in the last bin, not one of its own
+        b = F.least(F.floor(F.col("lang_score") / F.lit(LANG_BIN)), F.lit(round(1 / LANG_BIN) - 1))
+        parts.append(_facts(scored, "lang_score_bins", b))
     if "lang" in docs.columns:
         kept_by_langid = F.col("reject_stage").isNull() | (F.col("reject_stage") != "lang")
         parts.append(
@@ -132,7 +140,12 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
     langs = sorted(by_kind.get("lang", []), key=lambda r: (-r["n"], r["key"]))
     distributions = {
         kind: dict(sorted((int(r["key"]), int(r["n"])) for r in by_kind.get(kind, [])))
-        for kind in ("quality_score_bins", "exact_group_sizes", "near_cluster_sizes")
+        for kind in (
+            "quality_score_bins",
+            "lang_score_bins",
+            "exact_group_sizes",
+            "near_cluster_sizes",
+        )
     }
     pii = {f"{r['key']}_replaced": int(r["tokens"]) for r in by_kind.get("pii", [])}
     pii |= {f"documents_with_{r['key']}": int(r["flag"]) for r in by_kind.get("pii", [])}

@@ -44,6 +44,8 @@ def report_data(out: Path) -> dict:
     dist = manifest.get("distributions", {})
     width = dist.get("quality_score_bin_width", 0.25)
     bins = {int(k): n for k, n in dist.get("quality_score_bins", {}).items()}
+    lang_width = dist.get("lang_score_bin_width", 0.05)
+    lang_bins = {int(k): n for k, n in dist.get("lang_score_bins", {}).items()}
     cfg = manifest["config"]
     return {
         "output": manifest["output"],
@@ -52,7 +54,14 @@ def report_data(out: Path) -> dict:
         "rejections": manifest["counts"]["rejected"],
         "rule_failures": manifest.get("rule_failures", {}),
         "languages": manifest.get("languages", {}),
+        "languages_scores": {
+            "threshold": cfg["langid"]["threshold"],
+            "bin_width": lang_width,
+            "histogram": [[b * lang_width, n] for b, n in sorted(lang_bins.items())],
+        },
+        "examples": manifest.get("examples", {}),
         "quality": {
+            "model": manifest.get("quality_model"),
             "threshold": cfg["quality"]["threshold"],
             "documents_scored": sum(bins.values()),
             # [lower edge, documents] of each non-empty bin of `bin_width`
@@ -96,33 +105,67 @@ def _bar(labels: list[str], values: list[float], title: str, horizontal: bool = 
     return _svg(fig)
 
 
-def _regroup(histogram: list[list[float]], width: float, most: int = 30) -> tuple[list, list]:
-    """Fine bins (lower edge, count) merged into at most `most` equal bins: (edges, counts)."""
-    lo = histogram[0][0]
-    span = histogram[-1][0] + width - lo
+def _regroup(histogram: list[list[float]], width: float, most: int = 30,
+             tail: float = 0.01) -> tuple[list, list, int]:  # fmt: skip
+    """Fine bins (lower edge, count) merged into at most `most` equal bins over the central
+    mass: the `tail` share of documents at each end goes into the first or last bin, so a few
+    outliers do not squeeze everyone else into one bar. Returns (edges, counts, clipped)."""
+    total = sum(c for _, c in histogram)
+    cut = tail * total
+    lo_i, hi_i, seen = 0, len(histogram) - 1, 0
+    for i, (_, c) in enumerate(histogram):  # first bin past the lower tail
+        seen += c
+        if seen > cut:
+            lo_i = i
+            break
+    seen = 0
+    for i in range(len(histogram) - 1, -1, -1):  # last bin before the upper tail
+        seen += histogram[i][1]
+        if seen > cut:
+            hi_i = i
+            break
+    lo = histogram[lo_i][0]
+    span = histogram[hi_i][0] + width - lo
     factor = max(1, math.ceil(span / width / most))
     step = width * factor
     n = max(1, math.ceil(round(span / step, 9)))
     counts = [0] * n
+    clipped = 0
     for edge, c in histogram:
-        counts[min(n - 1, int(round((edge - lo) / width)) // factor)] += c
-    return [lo + i * step for i in range(n + 1)], counts
+        k = int(round((edge - lo) / width)) // factor
+        if k < 0 or k >= n:
+            clipped += c
+        counts[min(n - 1, max(0, k))] += c
+    return [lo + i * step for i in range(n + 1)], counts, clipped
 
 
-def _histogram(histogram: list[list[float]], width: float, threshold: float) -> str:
+def _histogram(histogram: list[list[float]], width: float, threshold: float,
+               xlabel: str = "quality score (log-odds, reference vs crawl)") -> str:  # fmt: skip
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    edges, counts = _regroup(histogram, width)
+    edges, counts, clipped = _regroup(histogram, width)
     fig, ax = plt.subplots(figsize=(7, 2.8))
-    ax.stairs(counts, edges, fill=True, color="#4a7fb5")
-    ax.axvline(threshold, color="#c0392b", linestyle="--", label=f"threshold {threshold:g}")
-    ax.set_xlabel("quality score (log-odds, reference vs crawl)")
+    ax.bar(edges[:-1], counts, width=edges[1] - edges[0], align="edge", color="#4a7fb5",
+           edgecolor="white")  # fmt: skip
+    note = f" ({clipped} outliers counted in the end bins)" if clipped else ""
+    if edges[0] <= threshold <= edges[-1]:
+        ax.axvline(threshold, color="#c0392b", linestyle="--", label=f"threshold {threshold:g}")
+        ax.legend()
+    else:
+        note += f"; threshold {threshold:g} off this range"
+    ax.set_xlabel(xlabel + note)
     ax.set_ylabel("documents")
-    ax.legend()
     return _svg(fig)
+
+
+def _examples(items: list[dict]) -> str:
+    rows = [[e["url"] or "", e["detail"] or "",
+             " ".join((e["text"] or "(no text: dropped before extraction)").split())]
+            for e in items]  # fmt: skip
+    return _table(["url", "detail", "text (first 300 characters)"], rows, "examples")
 
 
 def _table(headers: list[str], rows: list[list], cls: str = "") -> str:
@@ -137,6 +180,7 @@ CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:60em;color:#222}
 h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.6em 0}td,th{padding:.25em .8em;border:1px solid #ddd}
+table.examples td{font-size:.85em;vertical-align:top;max-width:28em;word-break:break-word}
 th{background:#f3f3f3;text-align:left}td.num{text-align:right}
 .funnel td.bar span{display:inline-block;background:#4a7fb5;height:1em}
 """
@@ -174,11 +218,34 @@ def render_html(d: dict) -> str:
         parts += ["<h2>Languages</h2>",
                   _bar([k for k, _ in langs], [v["docs"] for _, v in langs],
                        "documents per language (top 20)")]  # fmt: skip
+    ls = d["languages_scores"]
+    if ls["histogram"]:
+        parts += ["<h3>Language-ID confidence</h3>",
+                  _histogram(ls["histogram"], ls["bin_width"], ls["threshold"],
+                             "best label's probability (lid.176)")]  # fmt: skip
     q = d["quality"]
-    if q["histogram"]:
+    model = q.get("model")
+    if model:
+        toy = (" <strong>A toy model (fewer than 1,000 training documents): not for real "
+               "data.</strong>") if model.get("toy") else ""  # fmt: skip
         parts += ["<h2>Quality scores</h2>",
-                  f"<p>{q['documents_scored']} documents scored.</p>",
+                  f"<p>Scored by {html.escape(model['path'])} ({html.escape(model['backend'])}, "
+                  f"trained on {model.get('documents') or 'an unknown number of'} documents)."
+                  f"{toy}</p>"]  # fmt: skip
+    if q["histogram"]:
+        parts += [f"<p>{q['documents_scored']} documents scored.</p>",
                   _histogram(q["histogram"], q["bin_width"], q["threshold"])]  # fmt: skip
+    ex = d["examples"]
+    if ex.get("rejected"):
+        parts += ["<h2>Examples of what was dropped</h2><p>Up to three documents per reason, "
+                  "chosen by a hash of their id (the same on every run): read them before "
+                  "trusting a threshold.</p>"]  # fmt: skip
+        for reason, items in ex["rejected"].items():
+            parts += [f"<h3>{html.escape(reason)}</h3>", _examples(items)]
+    if ex.get("kept"):
+        parts += ["<h2>Examples of what was kept</h2><p>Up to three documents per source.</p>"]
+        for src, items in ex["kept"].items():
+            parts += [f"<h3>{html.escape(src or '(no source)')}</h3>", _examples(items)]
     dup = d["duplicates"]
     if dup["near_cluster_sizes"] or dup["exact_group_sizes"]:
         rows = [["exact", k, v] for k, v in dup["exact_group_sizes"].items()]

@@ -32,13 +32,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline import driver_preload, output_lock
+from pipeline import driver_preload, output_lock, report_examples
 from pipeline.config import Config
 from pipeline.extract import backend_version
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
 from pipeline.models import digest
-from pipeline.outcomes import SCORE_BIN, count_outcomes, damage_lines, damage_report
+from pipeline.outcomes import LANG_BIN, SCORE_BIN, count_outcomes, damage_lines, damage_report
 from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
@@ -249,6 +249,25 @@ def _decontamination(cfg: Config, matched: dict[str, dict[str, int]]) -> dict:
     return out
 
 
+def _quality_model(cfg: Config) -> dict | None:
+    """The classifier that scores this run, said on the console (a toy one loudly)."""
+    if not cfg.quality.enabled:
+        log.info("quality classifier: off (quality.enabled: false)")
+        return None
+    from pipeline.quality.model import TOY_DOCUMENTS, describe
+
+    d = describe(quality_model_path(cfg), cfg.quality.backend)
+    log.info("quality classifier: %s (%s, trained on %s documents)", d["path"], d["backend"],
+             d["documents"] or "an unknown number of")  # fmt: skip
+    if d["toy"]:
+        log.warning(
+            "quality classifier %s was trained on fewer than %d documents: a toy for the demo "
+            "and the tests, not for real data (train one: README, quality classifier)",
+            d["path"], TOY_DOCUMENTS,
+        )  # fmt: skip
+    return d
+
+
 def _progress(res: StageResult) -> None:
     log.info("stage %-12s %-7s %9d records  %7.1f s", res.name, res.status, res.rows, res.seconds)
 
@@ -295,6 +314,7 @@ def _run_stages(
     # the same tasks; the raw HTML is never shuffled nor written, the text crosses into the
     # JVM once. Chunks already done are reused; only steps' settings changed: steps rerun.
     enabled = enabled_stages(cfg)
+    scorer = _quality_model(cfg)
     stepped = [st for st in enabled if st.step]
     models = {st.name: digest(st.model(cfg)) if st.model else None for st in enabled}
     steps_fp = _fingerprint(
@@ -379,6 +399,7 @@ def _run_stages(
         "compression", cfg.output.compression
     ).parquet(str(out / "rejected"))
     outcomes = count_outcomes(read_rows, frames, docs)
+    shown = report_examples.examples(frames)  # a few documents per reason and source
     counts = outcomes.counts
     _rows_reaching_steps(stages, enabled, counts)
     stages.append(
@@ -418,8 +439,11 @@ def _run_stages(
         # what the report plots, aggregated by Spark (pipeline/outcomes.py)
         "distributions": {
             "quality_score_bin_width": SCORE_BIN,
+            "lang_score_bin_width": LANG_BIN,
             **{k: {str(b): n for b, n in v.items()} for k, v in outcomes.distributions.items()},
         },
+        "quality_model": scorer,  # what scored the run (null: the stage was off)
+        "examples": shown,
         "rule_failures": outcomes.rule_failures,
         "pii": outcomes.pii,  # replacements in kept documents (empty when the stage is off)
         # the index per evaluation set, and the documents that matched it (empty when off)

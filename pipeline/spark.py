@@ -9,6 +9,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from pipeline import driver_preload
+from pipeline import quiet as quiet_console
 from pipeline.config import Config
 
 
@@ -45,8 +46,11 @@ def launcher_settings() -> set[str]:
     return {k for k, _ in SparkConf().getAll()}
 
 
-def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> SparkSession:
-    """The session; `java_opts` are added to the driver JVM's options (local mode).
+def get_spark(
+    cfg: Config, master: str | None = None, java_opts: str = "", quiet: bool = False
+) -> SparkSession:
+    """The session; `java_opts` are added to the driver JVM's options (local mode); `quiet`
+    keeps Spark's notices a user cannot act on off the console (pipeline/quiet.py).
 
     The `spark.conf` settings of the config are defaults: under spark-submit, a key it set
     (--conf, spark-defaults.conf) wins, since builder settings would otherwise override it."""
@@ -63,6 +67,9 @@ def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> Sp
     if local:
         archive = class_archive(cfg)
         extra = f"-XX:SharedArchiveFile={archive}" if archive and not java_opts else ""
+        if quiet:
+            extra = f"{extra} {quiet_console.java_option()}".strip()
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode binds loopback
         conf[DRIVER_OPTS] = " ".join(filter(None, [conf.get(DRIVER_OPTS), extra, java_opts]))
         conf.setdefault("spark.python.daemon.module", "pipeline.worker_daemon")
     given = launcher_settings()
@@ -70,7 +77,8 @@ def get_spark(cfg: Config, master: str | None = None, java_opts: str = "") -> Sp
         if key not in given:
             builder = builder.config(key, value)
     driver_preload.start()  # the driver's heavy imports, while the JVM starts
-    spark = builder.getOrCreate()
+    with quiet_console.filtered_jvm_stderr(quiet and local):
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
 

@@ -21,6 +21,7 @@ def test_unknown_key_stops_before_spark(tmp_path):
     r = curate("run", "--config", str(bad), "--input", "x.warc.gz", "--output", str(tmp_path))
     assert r.returncode == 2
     assert "read.max_record_byte" in r.stderr and str(bad) in r.stderr
+    assert "did you mean `read.max_record_bytes`?" in r.stderr
     assert "Spark" not in r.stderr and time.perf_counter() - t0 < 10
 
 
@@ -35,6 +36,12 @@ def test_missing_input_names_path(tmp_path):
         str(tmp_path),
     )
     assert r.returncode == 2 and "/nope/a.warc.gz" in r.stderr
+
+
+def test_config_defaults_to_conf_default_yaml_and_says_so(tmp_path):
+    r = curate("run", "--input", "/nope/a.warc.gz", "--output", str(tmp_path))
+    assert r.returncode == 2 and "/nope/a.warc.gz" in r.stderr
+    assert f"config: {ROOT / 'conf' / 'default.yaml'}" in r.stdout
 
 
 def test_no_input_at_all(tmp_path):

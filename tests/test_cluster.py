@@ -43,13 +43,11 @@ def _outputs(out: Path):
     return data, ledger, json.loads((out / "manifest.json").read_text())["counts"]
 
 
-def test_spark_submit_on_standalone_cluster_matches_local(
-    cluster, spark, cfg, sample_warc, tmp_path
-):
+def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample_warc, tmp_path):
     from pipeline.run import run
 
     local = tmp_path / "local"
-    run(cfg, [str(sample_warc)], local, spark)
+    run(_cluster_cfg(), [str(sample_warc)], local, spark)
     # the package goes to the executors as a zip; models travel with SparkFiles
     pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
     out = tmp_path / "cluster"
@@ -62,6 +60,13 @@ def test_spark_submit_on_standalone_cluster_matches_local(
     assert manifest["spark"]["master"] == cluster["master"]
     assert manifest["spark"]["shuffle_partitions"] == "7"
     assert _outputs(out) == _outputs(local)
+
+
+def _cluster_cfg():
+    """The config the spark-submit side reads, for the local run it is compared with."""
+    from pipeline.config import load_config
+
+    return load_config(ROOT / "conf" / "cluster.yaml")
 
 
 def _submit(cluster: dict, pyfiles: str, inputs: list[str], out: Path) -> list[str]:
@@ -88,14 +93,14 @@ def _running_tasks(worker_dir: Path, old_apps: set[Path]) -> bool:
 
 
 # Last in the module: it leaves the cluster one worker short.
-def test_job_survives_a_killed_worker(cluster, spark, cfg, tmp_path):
+def test_job_survives_a_killed_worker(cluster, spark, tmp_path):
     from pipeline.run import run
     from pipeline.warc.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
     warc = tmp_path / "crawl.warc.gz"
     write_pages_warc(warc, with_duplicates(synthetic_pages(240, seed=11), seed=11))
     local = tmp_path / "local"
-    run(cfg, [str(warc)], local, spark)
+    run(_cluster_cfg(), [str(warc)], local, spark)
     pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
     out = tmp_path / "cluster"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}

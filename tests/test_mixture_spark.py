@@ -88,6 +88,8 @@ def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_p
 
     c = cfg.model_copy(deep=True)
     c.sources.rules = [{"source": "rivers", "hosts": ["rivers.example.org"]}]
+    c.tokens.format, c.tokens.merged = "megatron", True
+    c.shards.rows_per_shard = 1  # several shards (2 documents kept), for the merged dataset
     c = Config.model_validate(c.model_dump())
     out = tmp_path / "mix"
     m = run(c, [str(sample_warc)], out, spark)
@@ -105,3 +107,34 @@ def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_p
     docs = list(TokenShards(out / "tokens"))
     assert [tok.decode(d) for d in docs] == [r["text"] for r in rows]
     assert sorted(r["id"] for r in rows) == sorted(d["id"] for d in data)
+    # Megatron-LM's indexed dataset, read from its specification: the same documents + EOT
+    index = json.loads((out / "tokens" / "index.json").read_text())
+    assert len(index["shards"]) >= 2
+    per_shard = [d for sh in index["shards"]
+                 for d in _megatron_docs(out / "tokens" / "megatron" / sh["name"])]  # fmt: skip
+    merged = _megatron_docs(out / "tokens" / "megatron" / "merged")
+    expect = [list(d) + [tok.eot] for d in docs]
+    assert per_shard == expect and merged == expect
+
+
+def _megatron_docs(stem) -> list[list[int]]:
+    """Documents of a Megatron indexed dataset, read per megatron-core 0.16's
+    indexed_dataset.py: magic, version 1, dtype code, counts, int32 lengths, int64 byte
+    pointers, int64 document indices."""
+    import struct
+
+    import numpy as np
+
+    raw = stem.with_suffix(".idx").read_bytes()
+    assert raw[:9] == b"MMIDIDX\x00\x00" and struct.unpack("<Q", raw[9:17])[0] == 1
+    dtype = {1: np.uint8, 4: np.int32, 5: np.int64, 8: np.uint16}[raw[17]]
+    n, n_docs = struct.unpack("<QQ", raw[18:34])
+    lengths = np.frombuffer(raw, "<i4", n, 34)
+    pointers = np.frombuffer(raw, "<i8", n, 34 + 4 * n)
+    doc_index = np.frombuffer(raw, "<i8", n_docs, 34 + 12 * n)
+    assert n_docs == n + 1 and list(doc_index) == list(range(n + 1))
+    assert 34 + 12 * n + 8 * n_docs == len(raw)
+    data = stem.with_suffix(".bin").read_bytes()
+    item = np.dtype(dtype).itemsize
+    return [np.frombuffer(data, dtype, int(k), int(p)).tolist()
+            for k, p in zip(lengths, pointers, strict=True)] if item else []  # fmt: skip

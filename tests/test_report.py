@@ -95,6 +95,9 @@ def test_report_rebuilt_from_a_finished_run(demo_run):
     assert (demo_run / "report.html").is_file()
     data = before
     assert data["budget"]["total_tokens"] > 0 and data["quality"]["documents_scored"] == 4
+    assert data["quality"]["model"]["toy"] and data["quality"]["model"]["documents"] < 1000
+    # all 7 pages get a label: 6 from their text, the French one from the pre-filter
+    assert sum(n for _, n in data["languages_scores"]["histogram"]) == 7
     assert data["duplicates"]["near_cluster_sizes"] == {"1": 1, "2": 1}
     # the histogram Spark counted, against the scores read back from the stage files here
     import math
@@ -110,3 +113,32 @@ def test_report_rebuilt_from_a_finished_run(demo_run):
         edge = math.floor(s / width) * width
         expect[edge] = expect.get(edge, 0) + 1
     assert sorted(expect.items()) == [tuple(b) for b in data["quality"]["histogram"]]
+
+
+def test_examples_name_every_reason_and_come_from_the_ledger(demo_run):
+    import pyarrow.parquet as pq
+
+    data = json.loads((demo_run / "report.json").read_text())
+    manifest = json.loads((demo_run / "manifest.json").read_text())
+    ledger = {r["doc_id"]: f"{r['stage']}:{r['reason']}"
+              for r in pq.read_table(demo_run / "rejected").to_pylist()}  # fmt: skip
+    shown = data["examples"]["rejected"]
+    assert sorted(shown) == sorted(manifest["counts"]["rejected"])
+    for reason, items in shown.items():
+        assert 1 <= len(items) <= min(3, manifest["counts"]["rejected"][reason])
+        assert all(ledger[e["id"]] == reason for e in items)
+    kept = pq.read_table(demo_run / "data", columns=["id"]).column(0).to_pylist()
+    assert sorted(e["id"] for v in data["examples"]["kept"].values() for e in v) == sorted(kept)
+    html = (demo_run / "report.html").read_text(encoding="utf-8")
+    assert "Examples of what was dropped" in html and "toy model" in html
+
+
+def test_histogram_bins_show_the_mass_not_the_outliers():
+    from pipeline.report import _regroup
+
+    # 200 documents between 0 and 2, two outliers at 195 and 220 (bins of 0.25)
+    hist = [[i * 0.25, 25] for i in range(8)] + [[195.0, 1], [220.0, 1]]
+    edges, counts, clipped = _regroup(hist, 0.25)
+    assert clipped == 2 and sum(counts) == 202
+    assert edges[0] == 0.0 and edges[-1] <= 2.25  # the axis spans the mass
+    assert max(counts) <= 27  # no single bar swallowing everyone

@@ -85,7 +85,9 @@ def test_missing_model_files_are_named_before_spark():
     with pytest.raises(ModelError, match="langid.model"):
         check_models(Config.model_validate({"langid": {"model": "/nowhere/lid.bin"}}))
     with pytest.raises(ModelError, match="quality"):
-        check_models(Config.model_validate({"quality": {"model": "/nowhere/q.json"}}))
+        check_models(
+            Config.model_validate({"quality": {"enabled": True, "model": "/nowhere/q.json"}})
+        )
     with pytest.raises(ConfigError, match="tokenizer.name"):
         check_models(Config.model_validate({"tokenizer": {"name": "/nowhere/tokenizer.json"}}))
 

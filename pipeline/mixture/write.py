@@ -35,6 +35,9 @@ from pipeline.mixture.sampling import copies, uniform
 from pipeline.schema import spark_schema
 from pipeline.stages.arrow_batches import map_batches
 from pipeline.stages.tokenize import get_tokenizer
+from pipeline.tokens.megatron import dtype_code as megatron_dtype_code
+from pipeline.tokens.megatron import write_merged as write_megatron_merged
+from pipeline.tokens.megatron import write_shard as write_megatron_shard
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +182,17 @@ def write_mixture(
             for r in shards
         ],  # fmt: skip
     }
+    if cfg.tokens.format == "megatron":  # Megatron-LM's indexed dataset beside ours
+        stems = [token_dir / sh["name"] for sh in index["shards"]]
+        for stem in stems:
+            write_megatron_shard(stem, token_dir / "megatron" / stem.name, dtype)
+        index["megatron"] = {
+            "dir": "megatron",
+            "dtype_code": megatron_dtype_code(dtype),
+            "merged": "merged" if cfg.tokens.merged else None,
+        }
+        if cfg.tokens.merged:
+            write_megatron_merged(stems, token_dir / "megatron" / "merged", dtype)
     (token_dir / "index.json").write_text(json.dumps(index, indent=2) + "\n")
     weights = cfg.mixture.weights
     total_tokens = sum(t for _, t, _ in after.values())
