@@ -9,7 +9,7 @@ QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 CDS := build/spark-cds.jsa
 
-.PHONY: setup models run demo test lint bench bench-rules bench-e2e bench-scale clean cluster-up cluster-down
+.PHONY: setup models run demo test lint bench bench-rules bench-e2e bench-scale bench-megatron clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
@@ -99,6 +99,17 @@ $(ANCHOR)/bin/datatrove-ready: bench/requirements-anchor.txt requirements.lock
 
 bench-e2e: setup $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/e2e_bench.py --anchor-python $(ANCHOR)/bin/python $(ARGS)
+
+# Our Megatron token files opened by megatron-core's own IndexedDataset, in its own venv (it
+# pulls torch and the CUDA runtime packages, several GB: kept out of `make test`).
+MEGATRON := bench/.venv-megatron
+$(MEGATRON)/bin/megatron-ready: bench/requirements-megatron.txt
+	$(PY) -m venv $(MEGATRON)
+	$(MEGATRON)/bin/pip install --quiet -r bench/requirements-megatron.txt
+	@touch $@
+
+bench-megatron: setup $(MEGATRON)/bin/megatron-ready
+	$(BIN)/python bench/megatron_check.py --megatron-python $(MEGATRON)/bin/python
 
 # Rule decisions against datatrove's, text by text, in its own venv (README: the FineWeb recipe)
 bench-rules: setup $(ANCHOR)/bin/datatrove-ready
