@@ -20,7 +20,7 @@ RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json
 
 def check_models(cfg: Config) -> None:
     """Each enabled stage's model file exists (ModelError names the key and the fix)."""
-    from pipeline.run import enabled_stages
+    from pipeline.stages.registry import enabled_stages
 
     for stage in enabled_stages(cfg):
         if stage.model:

@@ -21,14 +21,11 @@ import platform
 import shutil
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import reduce
 from importlib import metadata
 from pathlib import Path
 
-import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -42,17 +39,11 @@ from pipeline.outcomes import LANG_BIN, SCORE_BIN, count_outcomes, damage_lines,
 from pipeline.preflight import check_run
 from pipeline.report import write_report
 from pipeline.stage_store import StageResult, materialize
-from pipeline.stages.arrow_batches import RowStep
-from pipeline.stages.decontamination import DECONT_FIELDS, decont_settings, decont_step
 from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.documents import EXTRACTION_STAGES, documents_pass, package_sources
-from pipeline.stages.exact_dedup import KEY_FIELDS, exact_dedup, key_step
-from pipeline.stages.langid import LANG_FIELDS, language_step, lid_model_path
-from pipeline.stages.near_dedup import SIG_FIELDS, near_dedup, signature_settings, signature_step
-from pipeline.stages.pii import PII_FIELDS, pii_step
-from pipeline.stages.quality import QUALITY_FIELDS, quality_model_path, quality_step
-from pipeline.stages.rules import rule_fields, rules_step
-from pipeline.stages.tokenize import TOKEN_FIELDS, get_tokenizer, tokens_step
+from pipeline.stages.quality import quality_model_path
+from pipeline.stages.registry import STAGE_METADATA, Stage, enabled_stages
+from pipeline.stages.tokenize import get_tokenizer
 from pipeline.stages.unique_ids import unique_ids
 from pipeline.warc.records import OFFSET_BITS
 from pipeline.warmup import warm_workers
@@ -73,72 +64,12 @@ PACKAGES = (
 )
 
 
-@dataclass(frozen=True)
-class Stage:
-    """A stage after extraction, in one or two halves.
-
-    `step(spark, cfg)` is its per-document half: a function over a batch of row dicts that
-    sets `fields(cfg)` and marks drops with a reason. Every step runs inside the extract tasks
-    (the documents pass: one job, one write). `corpus(spark, kept_so_far, cfg)` is a half that
-    needs all documents at once (dedup): its own materialised stage, which returns every row
-    it was given with its columns added and its drops marked.
-    """
-
-    name: str
-    sections: tuple[str, ...]  # config sections it reads: a change reruns it
-    step: Callable[[SparkSession, Config], RowStep] | None = None
-    fields: Callable[[Config], list[pa.Field]] = lambda cfg: []
-    corpus: Callable[[SparkSession, DataFrame, Config], DataFrame] | None = None
-    model: Callable[[Config], Path] | None = None  # its model file is in the fingerprint too
-    enabled: Callable[[Config], bool] = lambda cfg: True
-    # what of the config the step reads (default: all its sections)
-    step_settings: Callable[[Config], object] | None = None
-    reject_as: str | None = None  # the `stage` its drops carry in the ledger
-
-
-STAGES = [
-    Stage("langid", ("langid",), language_step, lambda c: LANG_FIELDS, model=lid_model_path,
-          reject_as="lang"),
-    Stage("rules", ("rules",), rules_step, rule_fields, reject_as="rules"),
-    Stage("quality", ("quality",), quality_step, lambda c: QUALITY_FIELDS,
-          model=quality_model_path, enabled=lambda c: c.quality.enabled, reject_as="quality"),
-    Stage("decontamination", ("decontamination",), decont_step, lambda c: DECONT_FIELDS,
-          enabled=lambda c: c.decontamination.enabled and bool(c.decontamination.sets),
-          step_settings=decont_settings, reject_as="decont"),
-    Stage("exact_dedup", ("exact_dedup",), key_step, lambda c: KEY_FIELDS, exact_dedup,
-          enabled=lambda c: c.exact_dedup.enabled, step_settings=lambda c: None,
-          reject_as="exact_dup"),
-    Stage("near_dedup", ("near_dedup",), signature_step, lambda c: SIG_FIELDS, near_dedup,
-          enabled=lambda c: c.near_dedup.enabled, step_settings=signature_settings,
-          reject_as="near_dup"),
-    Stage("pii", ("pii",), pii_step, lambda c: PII_FIELDS, enabled=lambda c: c.pii.enabled),
-    Stage("tokenize", ("sources", "tokenizer"), tokens_step, lambda c: TOKEN_FIELDS),
-]  # fmt: skip
-
-# Per-document columns stages add, published in data/'s metadata struct when present.
-STAGE_METADATA = (
-    "quality_score",
-    "exact_copies",
-    "dup_cluster",
-    "dup_cluster_size",
-    "decont_set",
-    "decont_removed_chars",
-    "pii_emails",
-    "pii_ips",
-    "n_tokens",
-)
-
-
 class NoRecords(RuntimeError):
     """Every input was unreadable, or damage only: a run with nothing in it."""
 
 
 class TooManyUnreadable(RuntimeError):
     """More unreadable input files than input.max_unreadable_files (outputs are written)."""
-
-
-def enabled_stages(cfg: Config) -> list[Stage]:
-    return [st for st in STAGES if st.enabled(cfg)]
 
 
 def package_versions() -> dict[str, str]:
