@@ -3,10 +3,11 @@ megatron-core's `IndexedDataset`, every document compared with our reader's toke
 
 megatron-core pulls torch, so it lives in its own venv (`make bench-megatron` builds
 bench/.venv-megatron from bench/requirements-megatron.txt). This script runs `curate run` on
-the sample WARC (several shards, a merged dataset) in the project's venv, then the check in
-the Megatron venv.
+the sample WARC, or the WARCs given (several shards, a merged dataset) in the project's venv,
+then the check in the Megatron venv.
 
-    python bench/megatron_check.py [--megatron-python bench/.venv-megatron/bin/python]
+    python bench/megatron_check.py [--input WARC ...] [--rows-per-shard N]
+        [--megatron-python bench/.venv-megatron/bin/python]
 
 Writes bench/results/megatron.json.
 """
@@ -45,6 +46,8 @@ def main() -> int:
     ap.add_argument(
         "--megatron-python", default=str(ROOT / "bench" / ".venv-megatron" / "bin" / "python")
     )
+    ap.add_argument("--input", nargs="*", help="WARC files (default: the project's sample)")
+    ap.add_argument("--rows-per-shard", type=int, default=1)
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pipeline.config import load_config
@@ -52,16 +55,18 @@ def main() -> int:
     from pipeline.tokens.shards import TokenShards
 
     WORK.mkdir(parents=True, exist_ok=True)
-    warc = WORK / "sample.warc.gz"
-    write_sample_warc(warc)
+    inputs = args.input
+    if not inputs:
+        inputs = [str(WORK / "sample.warc.gz")]
+        write_sample_warc(inputs[0])
     cfg = load_config(ROOT / "conf" / "default.yaml")
     cfg.tokens.format, cfg.tokens.merged = "megatron", True
-    cfg.shards.rows_per_shard = 1
+    cfg.shards.rows_per_shard = args.rows_per_shard
     conf = WORK / "megatron.yaml"
     conf.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
     out = WORK / "out"
     subprocess.run([str(Path(sys.executable).parent / "curate"), "run", "--config", str(conf),
-                    "--input", str(warc), "--output", str(out), "--force"],
+                    "--input", *inputs, "--output", str(out), "--force"],
                    check=True, cwd=ROOT)  # fmt: skip
     ours = TokenShards(out / "tokens")
     expected: dict[str, list[list[int]]] = {}
