@@ -9,7 +9,7 @@ QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 CDS := build/spark-cds.jsa
 
-.PHONY: setup models run demo test lint bench bench-rules bench-e2e bench-scale bench-megatron clean cluster-up cluster-down
+.PHONY: setup models run demo test lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
@@ -99,6 +99,11 @@ $(ANCHOR)/bin/datatrove-ready: bench/requirements-anchor.txt requirements.lock
 
 bench-e2e: setup $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/e2e_bench.py --anchor-python $(ANCHOR)/bin/python $(ARGS)
+
+# The language pre-filter on a multilingual page set built from the real-data folder: per page
+# agreement at each threshold, then full runs with and without it (README: language ID).
+bench-prefilter: setup
+	$(BIN)/python bench/prefilter_bench.py $(ARGS)
 
 # Our Megatron token files opened by megatron-core's own IndexedDataset, in its own venv (it
 # pulls torch and the CUDA runtime packages, several GB: kept out of `make test`).
