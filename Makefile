@@ -55,10 +55,10 @@ demo: setup
 # A standalone cluster on 127.0.0.1: a master and two 1-core workers (pids and logs in
 # build/cluster/); cluster-down stops exactly those pids.
 cluster-up: setup
-	$(BIN)/python -m pipeline.cluster up --run-dir build/cluster --workers 2 --port 7077
+	$(BIN)/python -m pipeline.engine.cluster up --run-dir build/cluster --workers 2 --port 7077
 
 cluster-down:
-	$(BIN)/python -m pipeline.cluster down --run-dir build/cluster
+	$(BIN)/python -m pipeline.engine.cluster down --run-dir build/cluster
 
 test: setup
 	@echo "test: about 9 minutes on 2 cores (Spark tests share one session)"

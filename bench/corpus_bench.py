@@ -114,7 +114,7 @@ import json, sys, time
 from pathlib import Path
 from pyspark.sql import functions as F
 from pipeline.config import load_config
-from pipeline.spark import get_spark
+from pipeline.engine.spark import get_spark
 from pipeline.stages.exact_dedup import exact_dedup
 from pipeline.stages.near_dedup import near_dedup
 from pipeline.mixture.write import write_mixture

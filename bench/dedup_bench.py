@@ -189,7 +189,7 @@ class PeakMemory:
 
 
 def scaling(cfg: Config, sizes: list[int]) -> dict:
-    from pipeline.spark import get_spark
+    from pipeline.engine.spark import get_spark
     from pipeline.stage_store import materialize
     from pipeline.stages.exact_dedup import exact_dedup
     from pipeline.stages.near_dedup import near_dedup

@@ -13,8 +13,8 @@ import sys
 import time
 
 from pipeline.config import load_config
+from pipeline.engine.spark import get_spark
 from pipeline.run import run
-from pipeline.spark import get_spark
 
 
 def main() -> None:

@@ -123,8 +123,8 @@ def main() -> int:
     q_fineweb = quality(texts_fineweb, truth, originals)
 
     t0 = time.perf_counter()
+    from pipeline.engine.spark import get_spark
     from pipeline.run import run
-    from pipeline.spark import get_spark
 
     spark = get_spark(cfg, "local[2]")
     spark.range(1).count()

@@ -76,8 +76,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _demo(args: argparse.Namespace) -> int:
     from pipeline.demo import verdicts, write_demo_warc
+    from pipeline.engine.spark import get_spark
     from pipeline.run import run
-    from pipeline.spark import get_spark
 
     cfg = load_config(args.config or default_config_path())
     root = Path(args.output)  # the demo's folder: its WARC, and the run's output beside it
@@ -121,8 +121,8 @@ def _tokens(args: argparse.Namespace) -> int:
 
 
 def _train_quality(args: argparse.Namespace) -> int:
+    from pipeline.engine.spark import get_spark
     from pipeline.quality.train import TrainingInputError, train_quality
-    from pipeline.spark import get_spark
 
     try:
         cfg = load_config(args.config)
@@ -164,8 +164,8 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
+    from pipeline.engine.spark import get_spark, quiet_task_failures
     from pipeline.run import NoRecords, TooManyUnreadable, run
-    from pipeline.spark import get_spark, quiet_task_failures
 
     spark = get_spark(cfg, args.master, quiet=not args.verbose)
     if not args.verbose:
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
     if not getattr(args, "verbose", False):
-        from pipeline.quiet import quiet_python_loggers
+        from pipeline.engine.quiet import quiet_python_loggers
 
         quiet_python_loggers()
     if args.command == "run":
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {good} and {bad}")
         return 0
     if args.command == "jvm-archive":
-        from pipeline.jvm_archive import build_archive
+        from pipeline.engine.jvm_archive import build_archive
 
         print("JVM class archive: running a small job to record the classes Spark loads "
               "(about a minute)...", flush=True)  # fmt: skip

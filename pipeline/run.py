@@ -29,8 +29,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline import driver_preload, output_lock, report_examples
+from pipeline import output_lock, report_examples
 from pipeline.config import Config
+from pipeline.engine import driver_preload
+from pipeline.engine.warmup import warm_workers
 from pipeline.extract import backend_version
 from pipeline.inputs import expand_inputs
 from pipeline.mixture.write import write_mixture
@@ -46,7 +48,6 @@ from pipeline.stages.registry import STAGE_METADATA, Stage, enabled_stages
 from pipeline.stages.tokenize import get_tokenizer
 from pipeline.stages.unique_ids import unique_ids
 from pipeline.warc.records import OFFSET_BITS
-from pipeline.warmup import warm_workers
 
 log = logging.getLogger(__name__)
 

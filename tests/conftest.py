@@ -40,7 +40,7 @@ def cfg():
 
 @pytest.fixture(scope="session")
 def spark(cfg):
-    from pipeline.spark import get_spark
+    from pipeline.engine.spark import get_spark
 
     session = get_spark(cfg, "local[2]")
     yield session

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.cluster import cluster_down, cluster_up
+from pipeline.engine.cluster import cluster_down, cluster_up
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,8 +2,8 @@
 with the pyspark distribution's own `spark-class`, their pids and logs in a run folder, and
 stopped by exactly those pids.
 
-    python -m pipeline.cluster up   --run-dir build/cluster [--workers 2] [--port 7077]
-    python -m pipeline.cluster down --run-dir build/cluster
+    python -m pipeline.engine.cluster up   --run-dir build/cluster [--workers 2] [--port 7077]
+    python -m pipeline.engine.cluster down --run-dir build/cluster
 """
 
 from __future__ import annotations

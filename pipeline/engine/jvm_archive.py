@@ -44,7 +44,7 @@ def build_archive(output: str | Path, config: str | Path | None = None) -> Path 
     out.unlink(missing_ok=True)
     tmp = out.with_name(out.name + ".partial")
     tmp.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "pipeline.jvm_archive", str(tmp), str(config or "")]
+    cmd = [sys.executable, "-m", "pipeline.engine.jvm_archive", str(tmp), str(config or "")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     made = proc.returncode == 0 and tmp.is_file()
     if not made or not maps(tmp):
@@ -58,9 +58,9 @@ def build_archive(output: str | Path, config: str | Path | None = None) -> Path 
 
 
 def _train(output: str, config: str) -> None:
+    from pipeline.engine.spark import get_spark
     from pipeline.run import run
     from pipeline.sample import write_sample_warc
-    from pipeline.spark import get_spark
 
     cfg = load_config(config or None)
     cfg.spark.master = "local[2]"

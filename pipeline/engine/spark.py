@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from pipeline import driver_preload
-from pipeline import quiet as quiet_console
 from pipeline.config import Config
+from pipeline.engine import driver_preload
+from pipeline.engine import quiet as quiet_console
 
 
 def under_spark_submit() -> bool:
@@ -18,7 +18,7 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DRIVER_OPTS = "spark.driver.extraJavaOptions"
 
 
@@ -71,7 +71,7 @@ def get_spark(
             extra = f"{extra} {quiet_console.java_option()}".strip()
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode binds loopback
         conf[DRIVER_OPTS] = " ".join(filter(None, [conf.get(DRIVER_OPTS), extra, java_opts]))
-        conf.setdefault("spark.python.daemon.module", "pipeline.worker_daemon")
+        conf.setdefault("spark.python.daemon.module", "pipeline.engine.worker_daemon")
     given = launcher_settings()
     for key, value in conf.items():
         if key not in given:

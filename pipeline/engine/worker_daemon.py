@@ -14,7 +14,7 @@ import importlib
 import json
 import os
 
-# Set by pipeline.warmup (local mode): the run's language-ID model and tokenizer, which every
+# Set by pipeline.engine.warmup (local mode): the run's language-ID model and tokenizer, which every
 # worker loads on first use (~0.2 s each); the daemon loads them once and forks them loaded.
 PRELOAD_ENV = "CURATE_PRELOAD"
 

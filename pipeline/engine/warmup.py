@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pyspark.sql import SparkSession
 
 from pipeline.config import Config
-from pipeline.worker_daemon import PRELOAD_ENV
+from pipeline.engine.worker_daemon import PRELOAD_ENV
 
 log = logging.getLogger(__name__)
 
