@@ -19,7 +19,7 @@ from pathlib import Path
 # What a record that passed each stage is; the funnel shows the records reaching each stage
 # under the label of the stage before it (stages that drop nothing are left out).
 PASSED = {
-    "extract": "text extracted",
+    "extract": "text extracted (or language decided before)",
     "langid": "language kept",
     "rules": "rules passed",
     "quality": "quality passed",
@@ -287,7 +287,7 @@ def render_html(d: dict) -> str:
 
 def preload() -> None:
     """Import matplotlib (~0.5 s) while Spark starts, so the report at the end of a run does
-    not wait for it (pipeline/driver_preload.py calls this in a thread)."""
+    not wait for it (pipeline/engine/driver_preload.py calls this in a thread)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -256,8 +256,7 @@ def _run_stages(
     timers = {name: sc.accumulator(0.0) for name in ["extract", *(st.name for st in stepped)]}
     if warm is not None:
         # The warm-up's workers go back to Spark's idle pool when its job ends: a documents
-        # task started before that forks workers of its own, and the warm ones sit idle
-        # beside them (measured: 4 Python workers on 2 cores, +430 MiB at the peak).
+        # task started before that would fork workers of its own beside the idle warm ones.
         warm.join(timeout=120)
     t_docs = time.perf_counter()
     docs, chunk_results, progress = documents_pass(

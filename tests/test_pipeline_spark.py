@@ -255,3 +255,23 @@ def test_unreachable_url_fails_the_run_in_either_mode(spark, cfg, sample_warc, t
         with pytest.raises(Exception, match="TransportError.*gone.warc.gz"):
             run(c, [str(sample_warc), dead], tmp_path / mode, spark)
         assert not (tmp_path / mode / "rejected").exists()
+
+
+def test_a_retune_keeps_the_prefilter_drops(spark, cfg, sample_warc, tmp_path):
+    """Steps rerun from stored text; pages the pre-filter dropped have none, and keep their
+    verdict and language as they were."""
+    out = tmp_path / "retune"
+    run(cfg, [str(sample_warc)], out, spark)
+    _, before, _ = _outputs(out)
+    early = {r["doc_id"]: r for r in before if "decided before extraction" in (r["detail"] or "")}
+    assert early  # the sample's ru and zh pages
+    c = cfg.model_copy(deep=True)
+    c.langid.threshold = 0.5  # a step setting: the chunk is retuned, not re-extracted
+    m = run(c, [str(sample_warc)], out, spark)
+    assert [ch["status"] for ch in m["chunks"]] == ["retuned"]
+    _, after, _ = _outputs(out)
+    again = {r["doc_id"]: r for r in after if "decided before extraction" in (r["detail"] or "")}
+    assert again == early
+    docs = {d["doc_id"]: d for d in pq.read_table(out / "_stages" / "documents").to_pylist()}
+    assert all(docs[i]["lang"] not in (None, "en") and docs[i]["text"] is None for i in early)
+    assert m["counts"]["read"] == m["counts"]["kept"] + sum(m["counts"]["rejected"].values())

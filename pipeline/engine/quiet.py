@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 LOG4J2 = """\
-# curate's quiet console (pipeline/quiet.py); `curate --verbose` uses Spark's own
+# curate's quiet console (pipeline/engine/quiet.py); `curate --verbose` uses Spark's own
 rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console

@@ -50,7 +50,7 @@ def get_spark(
     cfg: Config, master: str | None = None, java_opts: str = "", quiet: bool = False
 ) -> SparkSession:
     """The session; `java_opts` are added to the driver JVM's options (local mode); `quiet`
-    keeps Spark's notices a user cannot act on off the console (pipeline/quiet.py).
+    keeps Spark's notices a user cannot act on off the console (pipeline/engine/quiet.py).
 
     The `spark.conf` settings of the config are defaults: under spark-submit, a key it set
     (--conf, spark-defaults.conf) wins, since builder settings would otherwise override it."""

@@ -5,7 +5,7 @@ fresh worker would import trafilatura, lxml, numpy, pyarrow and the pipeline its
 on every core at once, at the start of every run). Importing them in the daemon, before the
 first fork, lets every worker inherit them (workers are forked per task slot and are not
 always reused: a fresh fork is the common case). Local mode sets `spark.python.daemon.module` to
-this module (pipeline/spark.py). An import that fails here is left for the task to report.
+this module (pipeline/engine/spark.py). An import that fails here is left for the task to report.
 """
 
 from __future__ import annotations
