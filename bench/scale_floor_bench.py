@@ -1,0 +1,109 @@
+"""Wall time against the physical floor at crawl scale: the crawl of bench/scale_bench.py
+(28 files, 23,184 records built from the real pages in ../shared/data: later re-crawls under
+new URLs, a one-word edit per page, 15% duplicates), on 2 cores.
+
+- ours: one fresh `curate run` with conf/default.yaml over all files: wall time, records/s,
+  peak PSS per role (driver's Python, JVM, Spark's Python workers);
+- the floor: trafilatura alone (the same extraction settings) over the same records, in two
+  processes side by side, each over half of the files; each process reads and decodes a
+  record untimed and times only the extraction. Floor = the summed extraction seconds / 2.
+
+The target of issue 23: ours <= 1.2x the floor at >= 20,000 records.
+
+    python bench/scale_floor_bench.py [--files 28] [--pages-per-file 720]
+
+Writes bench/results/scale_floor.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from scale_bench import WORK, build_crawl, curate, manifest  # noqa: E402
+
+from pipeline.config import Config, load_config  # noqa: E402
+from pipeline.extract import extract_text  # noqa: E402
+from pipeline.warc.decode import decode_body, to_unicode  # noqa: E402
+from pipeline.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
+
+
+def extraction_seconds(args: tuple[list[str], dict]) -> tuple[float, int]:
+    """trafilatura's seconds over the records of `files`, reading and decoding untimed."""
+    files, cfg_json = args
+    cfg = Config.model_validate(cfg_json)
+    policy = RecordPolicy.from_conf(cfg.read)
+    spent, n = 0.0, 0
+    for i, w in enumerate(files):
+        with open(w, "rb") as fh:
+            for row in iter_warc_rows(fh, i, w, policy):
+                if row["reject_reason"] is not None:
+                    continue
+                body = decode_body(row["payload"], row["transfer_encoding"],
+                                   row["content_encoding"], cfg.read.max_decoded_bytes)  # fmt: skip
+                html = to_unicode(body, row["content_type"])[0]
+                t0 = time.perf_counter()
+                extract_text(html, row["url"], cfg.extract)
+                spent += time.perf_counter() - t0
+                n += 1
+    return spent, n
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=28)
+    ap.add_argument("--pages-per-file", type=int, default=720)
+    args = ap.parse_args()
+    files = build_crawl(args.files, args.pages_per_file)
+    cfg = load_config(ROOT / "conf" / "default.yaml")
+    config = WORK / "floor-run.yaml"
+    config.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    out = WORK / "runs" / "floor-ours"
+    shutil.rmtree(out, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    ours = curate(config, files, out)
+    m = manifest(out)
+    ours.update(records=m["counts"]["read"], kept=m["counts"]["kept"],
+                records_per_s=round(m["counts"]["read"] / ours["seconds"], 1),
+                stages={s["name"]: s["seconds"] for s in m["stages"]})  # fmt: skip
+    print("ours", json.dumps(ours), flush=True)
+
+    halves = [files[0::2], files[1::2]]
+    t0 = time.perf_counter()
+    with mp.get_context("spawn").Pool(2) as pool:
+        parts = pool.map(extraction_seconds, [(h, cfg.model_dump(mode="json")) for h in halves])
+    floor_wall = time.perf_counter() - t0
+    summed = sum(s for s, _ in parts)
+    floor = summed / 2
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "files": len(files),
+        "ours": ours,
+        "floor": {
+            "extraction_seconds_per_process": [round(s, 1) for s, _ in parts],
+            "records_extracted": sum(n for _, n in parts),
+            "seconds_on_2_cores": round(floor, 1),
+            "wall_of_the_two_processes_incl_reading": round(floor_wall, 1),
+        },
+        "ours_wall_over_floor": round(ours["seconds"] / floor, 3),
+    }
+    (ROOT / "bench" / "results" / "scale_floor.json").write_text(
+        json.dumps(result, indent=2) + "\n"
+    )
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
