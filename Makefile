@@ -24,11 +24,11 @@ $(LID): | $(BIN)/curate
 	$(BIN)/curate fetch-lid --output $@
 
 # The default quality classifier: a toy naive Bayes trained on Spark from example texts the
-# project writes itself (pipeline/quality/examples.py), so runs and tests work offline.
-$(EXAMPLES) &: pipeline/quality/examples.py | $(BIN)/curate
+# project writes itself (pipeline/examples/quality_texts.py), so runs and tests work offline.
+$(EXAMPLES) &: pipeline/examples/quality_texts.py | $(BIN)/curate
 	$(BIN)/curate quality-examples --output build/quality
 
-$(QUALITY): $(EXAMPLES) pipeline/quality/tokens.py pipeline/text/words.py
+$(QUALITY): $(EXAMPLES) pipeline/document/quality/tokens.py pipeline/document/text/words.py
 	@echo "setup: training the toy quality model for the tests on Spark (about 30 s)"
 	$(BIN)/curate train-quality --config conf/default.yaml --good build/quality/good.txt \
 		--bad build/quality/bad.txt --output $@
@@ -42,7 +42,7 @@ setup: $(BIN)/curate $(LID) $(QUALITY) $(CDS)
 
 models: $(LID) $(QUALITY)
 
-$(SAMPLE): $(BIN)/curate pipeline/sample.py
+$(SAMPLE): $(BIN)/curate pipeline/examples/sample.py
 	$(BIN)/curate sample --output $@
 
 run: setup $(SAMPLE)

@@ -117,8 +117,8 @@ from pipeline.config import load_config
 from pipeline.engine.spark import get_spark
 from pipeline.stages.exact_dedup import exact_dedup
 from pipeline.stages.near_dedup import near_dedup
-from pipeline.mixture.write import write_mixture
-from pipeline.outcomes import count_outcomes
+from pipeline.outputs.mixture.write import write_mixture
+from pipeline.run.outcomes import count_outcomes
 docs_dir, out = Path(sys.argv[1]), Path(sys.argv[2])
 cfg = load_config(sys.argv[3])
 cfg.shards.rows_per_shard = 2000

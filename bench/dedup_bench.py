@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import Config, load_config  # noqa: E402
-from pipeline.dedup.minhash import (  # noqa: E402
+from pipeline.document.dedup.minhash import (  # noqa: E402
     MinHasher,
     candidate_probability,
     estimate_jaccard,
@@ -190,7 +190,7 @@ class PeakMemory:
 
 def scaling(cfg: Config, sizes: list[int]) -> dict:
     from pipeline.engine.spark import get_spark
-    from pipeline.stage_store import materialize
+    from pipeline.run.stage_store import materialize
     from pipeline.stages.exact_dedup import exact_dedup
     from pipeline.stages.near_dedup import near_dedup
 

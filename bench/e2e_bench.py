@@ -37,16 +37,16 @@ import pyarrow.parquet as pq
 import yaml
 
 from pipeline.config import load_config
-from pipeline.extract import extract_text
-from pipeline.warc.corpus import (
+from pipeline.document.extract import extract_text
+from pipeline.document.warc.decode import decode_body, to_unicode
+from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
+from pipeline.examples.corpus import (
     Page,
     folder_pages,
     small_edit,
     with_duplicates,
     write_pages_warc,
 )
-from pipeline.warc.decode import decode_body, to_unicode
-from pipeline.warc.records import RecordPolicy, iter_warc_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"

@@ -14,7 +14,7 @@ import time
 
 from pipeline.config import load_config
 from pipeline.engine.spark import get_spark
-from pipeline.run import run
+from pipeline.run.orchestrate import run
 
 
 def main() -> None:

@@ -30,8 +30,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from pipeline.config import ExtractConf, load_config
-from pipeline.extract import process_record
-from pipeline.warc.records import RecordPolicy, iter_warc_rows
+from pipeline.document.extract import process_record
+from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
@@ -124,7 +124,7 @@ def main() -> int:
 
     t0 = time.perf_counter()
     from pipeline.engine.spark import get_spark
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     spark = get_spark(cfg, "local[2]")
     spark.range(1).count()

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from extract_bench import prf  # noqa: E402  (bench/: the same measure as extract_bench)
 
 from pipeline.config import ExtractConf, ReadConf  # noqa: E402
-from pipeline.extract import process_record  # noqa: E402
+from pipeline.document.extract import process_record  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
 SETTINGS = {

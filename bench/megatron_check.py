@@ -51,8 +51,8 @@ def main() -> int:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pipeline.config import load_config
-    from pipeline.sample import write_sample_warc
-    from pipeline.tokens.shards import TokenShards
+    from pipeline.examples.sample import write_sample_warc
+    from pipeline.outputs.tokens.shards import TokenShards
 
     WORK.mkdir(parents=True, exist_ok=True)
     inputs = args.input

@@ -1,7 +1,8 @@
-"""Reader throughput: records/s and MB/s of the read stage's record loop (pipeline.warc.records
-.iter_warc_rows, no Spark, one core) over archives built from the real pages in ../shared/data:
-a WARC as Common Crawl writes it (a gzip member per record), the same WARC as one gzip stream
-(ClueWeb style) and plain, and the same pages as a gzip-per-record ARC.
+"""Reader throughput: records/s and MB/s of the read stage's record loop
+(pipeline.document.warc.records.iter_warc_rows, no Spark, one core) over archives built from the
+real pages in ../shared/data: a WARC as Common Crawl writes it (a gzip member per record), the
+same WARC as one gzip stream (ClueWeb style) and plain, and the same pages as a gzip-per-record
+ARC.
 
     python bench/read_bench.py [--records N] [--rounds R] [--out bench/results/read.json]
 
@@ -31,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import load_config  # noqa: E402
-from pipeline.warc.arc import arc_filedesc, arc_record  # noqa: E402
-from pipeline.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
+from pipeline.document.warc.arc import arc_filedesc, arc_record  # noqa: E402
+from pipeline.document.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "extraction"
 HTML = [("Content-Type", "text/html; charset=utf-8")]

@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from scale_bench import WORK, build_crawl, curate, manifest  # noqa: E402
 
 from pipeline.config import Config, load_config  # noqa: E402
-from pipeline.extract import extract_text  # noqa: E402
-from pipeline.warc.decode import decode_body, to_unicode  # noqa: E402
-from pipeline.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
+from pipeline.document.extract import extract_text  # noqa: E402
+from pipeline.document.warc.decode import decode_body, to_unicode  # noqa: E402
+from pipeline.document.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
 
 
 def extraction_seconds(args: tuple[list[str], dict]) -> tuple[float, int]:

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import load_config  # noqa: E402
-from pipeline.schema import spark_schema  # noqa: E402
+from pipeline.stages.schema import spark_schema  # noqa: E402
 from pipeline.stages.tokenize import TOKEN_FIELDS, tokenize  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

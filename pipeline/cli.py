@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from pipeline.config import ConfigError, default_config_path, load_config
-from pipeline.inputs import InputError, expand_inputs
-from pipeline.models import ModelError
+from pipeline.engine.models import ModelError
+from pipeline.run.inputs import InputError, expand_inputs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,9 +75,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from pipeline.demo import verdicts, write_demo_warc
     from pipeline.engine.spark import get_spark
-    from pipeline.run import run
+    from pipeline.examples.demo import verdicts, write_demo_warc
+    from pipeline.run.orchestrate import run
 
     cfg = load_config(args.config or default_config_path())
     root = Path(args.output)  # the demo's folder: its WARC, and the run's output beside it
@@ -100,8 +100,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _tokens(args: argparse.Namespace) -> int:
-    from pipeline.tokens.shards import TokenShards
-    from pipeline.tokens.tokenizer import Tokenizer
+    from pipeline.document.tokenizer import Tokenizer
+    from pipeline.outputs.tokens.shards import TokenShards
 
     d = Path(args.dir)
     d = d / "tokens" if (d / "tokens" / "index.json").is_file() else d
@@ -122,7 +122,7 @@ def _tokens(args: argparse.Namespace) -> int:
 
 def _train_quality(args: argparse.Namespace) -> int:
     from pipeline.engine.spark import get_spark
-    from pipeline.quality.train import TrainingInputError, train_quality
+    from pipeline.run.train_quality import TrainingInputError, train_quality
 
     try:
         cfg = load_config(args.config)
@@ -158,14 +158,14 @@ def _run(args: argparse.Namespace) -> int:
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
         files = expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
-        from pipeline.preflight import check_run
+        from pipeline.run.preflight import check_run
 
         check_run(cfg, files, args.output)
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
     from pipeline.engine.spark import get_spark, quiet_task_failures
-    from pipeline.run import NoRecords, TooManyUnreadable, run
+    from pipeline.run.orchestrate import NoRecords, TooManyUnreadable, run
 
     spark = get_spark(cfg, args.master, quiet=not args.verbose)
     if not args.verbose:
@@ -209,13 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return _run(args)
     if args.command == "sample":
-        from pipeline.sample import write_sample_warc
+        from pipeline.examples.sample import write_sample_warc
 
         n = write_sample_warc(args.output)
         print(f"wrote {n} records to {args.output}")
         return 0
     if args.command == "report":
-        from pipeline.report import write_report
+        from pipeline.outputs.report import write_report
 
         if not (Path(args.dir) / "manifest.json").is_file():
             print(f"curate: {args.dir} has no manifest.json: not a finished run", file=sys.stderr)
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "train-quality":
         return _train_quality(args)
     if args.command == "quality-examples":
-        from pipeline.quality.examples import write_examples
+        from pipeline.examples.quality_texts import write_examples
 
         good, bad = write_examples(args.output)
         print(f"wrote {good} and {bad}")
@@ -245,13 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tokens":
         return _tokens(args)
     if args.command == "broken-warcs":
-        from pipeline.warc.broken import write_broken_inputs
+        from pipeline.examples.broken_archives import write_broken_inputs
 
         for case in write_broken_inputs(args.output):
             print(f"{case.name:22} {case.path}  expects {', '.join(sorted(case.reasons)) or '-'}")
         return 0
     if args.command == "fetch-lid":
-        from pipeline.models import fetch_lid
+        from pipeline.engine.models import fetch_lid
 
         print(f"language-ID model: {fetch_lid(args.output)}")
         return 0

@@ -93,7 +93,7 @@ class ReadConf(_Section):
 
 
 class UrlFilterConf(_Section):
-    # Before extraction, from the URL alone (pipeline/url_filter.py; datatrove URLFilter's
+    # Before extraction, from the URL alone (pipeline/document/url_filter.py; datatrove URLFilter's
     # semantics). Lists are files: plain or gzipped, one entry a line, `#` comments.
     enabled: bool = False
     blocked_domains: list[str] = Field(default_factory=list)  # a domain blocks its subdomains
@@ -105,7 +105,7 @@ class UrlFilterConf(_Section):
 
 
 class PiiConf(_Section):
-    # FineWeb's last step (datatrove PIIFormatter), on kept text (pipeline/text/pii.py).
+    # FineWeb's last step (datatrove PIIFormatter), on kept text (pipeline/document/text/pii.py).
     enabled: bool = False
     emails: bool = True
     ips: bool = True  # public ones only: private, loopback, documentation ranges stay
@@ -253,7 +253,7 @@ class RulesConf(_Section):
     gopher_repetition: GopherRepetitionConf = Field(default_factory=GopherRepetitionConf)
     c4: C4Conf = Field(default_factory=C4Conf)
     fineweb: FineWebConf = Field(default_factory=FineWebConf)
-    # Words for every rule set: `regex` (pipeline/text/words.py: fast, any script) or
+    # Words for every rule set: `regex` (pipeline/document/text/words.py: fast, any script) or
     # `spacy_en` (spaCy's English rule tokenizer and sentencizer, as datatrove uses for
     # English; C4 counts sentences with it too).
     word_splitter: Literal["regex", "spacy_en"] = "regex"
@@ -313,7 +313,8 @@ class EvalSet(_Section):
 
 
 class DecontaminationConf(_Section):
-    # Evaluation items' word n-grams looked up in kept text (pipeline/text/decontamination.py).
+    # Evaluation items' word n-grams looked up in kept text
+    # (pipeline/document/text/decontamination.py).
     enabled: bool = False
     sets: list[EvalSet] = Field(default_factory=list)
     ngram: int = Field(13, ge=3)  # GPT-3 and NeMo Curator: 13; datatrove: 12

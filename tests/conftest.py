@@ -20,7 +20,7 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def sample_warc(tmp_path_factory) -> Path:
-    from pipeline.sample import write_sample_warc
+    from pipeline.examples.sample import write_sample_warc
 
     path = tmp_path_factory.mktemp("sample") / "sample.warc.gz"
     write_sample_warc(path)

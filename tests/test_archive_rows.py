@@ -13,8 +13,8 @@ import pytest
 from record_counter import count_records, gzip_members, record_ids
 
 from pipeline.config import Config
+from pipeline.examples.broken_archives import write_broken_inputs
 from pipeline.stages.read import read_file_rows
-from pipeline.warc.broken import write_broken_inputs
 
 DAMAGE = {"corrupt_file", "corrupt_record", "unreadable_file"}
 

@@ -1,6 +1,6 @@
-"""Broken inputs (pipeline/warc/broken.py), each through the read, decode and extract path in
-plain Python and all of them through the whole pipeline on Spark: the run completes, each
-break is in the ledger with its reason, the good records beside it go on, and
+"""Broken inputs (pipeline/examples/broken_archives.py), each through the read, decode and
+extract path in plain Python and all of them through the whole pipeline on Spark: the run
+completes, each break is in the ledger with its reason, the good records beside it go on, and
 read == kept + rejected."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import SourceRule
-from pipeline.extract import process_record
-from pipeline.inputs import expand_inputs
+from pipeline.document.extract import process_record
+from pipeline.document.warc.streams import TransportError
+from pipeline.examples.broken_archives import refused_url, write_broken_inputs
+from pipeline.run.inputs import expand_inputs
 from pipeline.stages.read import UnreadableInput, read_file_rows
-from pipeline.streams import TransportError
-from pipeline.warc.broken import refused_url, write_broken_inputs
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_unopenable_input_can_fail_the_run_naming_the_path(cases, bcfg):
 
 @pytest.mark.spark
 def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     out = tmp_path / "out"
     manifest = run(bcfg, [c.path for c in cases], out, spark)
@@ -154,6 +154,6 @@ _OUTPUT_NAME = re.compile(
 def _resolved(path: str) -> str:
     from pathlib import Path
 
-    from pipeline.streams import is_url
+    from pipeline.document.warc.streams import is_url
 
     return path if is_url(path) else str(Path(path).resolve())

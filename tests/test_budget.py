@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.budget import (
+from pipeline.config import Config, SourceRule
+from pipeline.document.sources import SourceMatcher
+from pipeline.document.tokenizer import Tokenizer
+from pipeline.outputs.budget import (
     chinchilla_params,
     chinchilla_tokens,
     epochs,
@@ -14,12 +17,9 @@ from pipeline.budget import (
     training_memory_gb,
     zero_memory_gb,
 )
-from pipeline.config import Config, SourceRule
-from pipeline.mixture.sampling import copies, uniform
-from pipeline.mixture.sources import SourceMatcher
-from pipeline.mixture.write import MixtureError, plan_epochs
-from pipeline.tokens.shards import TokenShards, write_token_shard
-from pipeline.tokens.tokenizer import Tokenizer
+from pipeline.outputs.mixture.sampling import copies, uniform
+from pipeline.outputs.mixture.write import MixtureError, plan_epochs
+from pipeline.outputs.tokens.shards import TokenShards, write_token_shard
 
 
 def test_primer_epochs():

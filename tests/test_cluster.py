@@ -44,7 +44,7 @@ def _outputs(out: Path):
 
 
 def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample_warc, tmp_path):
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     local = tmp_path / "local"
     run(_cluster_cfg(), [str(sample_warc)], local, spark)
@@ -94,8 +94,8 @@ def _running_tasks(worker_dir: Path, old_apps: set[Path]) -> bool:
 
 # Last in the module: it leaves the cluster one worker short.
 def test_job_survives_a_killed_worker(cluster, spark, tmp_path):
-    from pipeline.run import run
-    from pipeline.warc.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from pipeline.run.orchestrate import run
 
     warc = tmp_path / "crawl.warc.gz"
     write_pages_warc(warc, with_duplicates(synthetic_pages(240, seed=11), seed=11))

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ConfigError, DecontaminationConf, EvalSet
-from pipeline.text.decontamination import EvalSetError, build_index, check, read_items
+from pipeline.document.text.decontamination import EvalSetError, build_index, check, read_items
 
 # Evaluation items written for these tests (question + answer, as a JSONL set would hold them).
 ITEMS = [
@@ -85,7 +85,7 @@ def test_bad_sets_name_the_file_and_line(tmp_path):
 
 
 def test_missing_or_broken_set_fails_before_spark(tmp_path, cfg):
-    from pipeline.preflight import check_eval_sets
+    from pipeline.run.preflight import check_eval_sets
 
     c = cfg.model_copy(deep=True)
     c.decontamination = DecontaminationConf(
@@ -163,7 +163,7 @@ def test_remove_cuts_the_match_and_a_margin_and_keeps_the_rest(tmp_path, shared_
 @pytest.mark.spark
 def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(spark, cfg, sample_warc,
                                                                         tmp_path):  # fmt: skip
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     base = run(cfg, [str(sample_warc)], tmp_path / "base", spark)
     kept = pq.read_table(tmp_path / "base" / "data").to_pylist()

@@ -11,7 +11,7 @@ import pytest
 from datasketch import MinHash
 
 from pipeline.config import Config
-from pipeline.dedup.minhash import (
+from pipeline.document.dedup.minhash import (
     MERSENNE_PRIME,
     MinHasher,
     candidate_probability,
@@ -20,8 +20,8 @@ from pipeline.dedup.minhash import (
     shingle_hash,
     shingles,
 )
-from pipeline.dedup.normalize import exact_key, simplify
-from pipeline.sample import ARTICLE_BREAD, ARTICLE_RIVER
+from pipeline.document.dedup.normalize import exact_key, simplify
+from pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
 
 
 def test_primer_shingles_and_jaccard():
@@ -101,7 +101,7 @@ def _docs(spark, texts: list[str], parts: int = 2):
 
 
 def _dedup(spark, docs, cfg: Config):
-    from pipeline.dedup.components import cut_lineage
+    from pipeline.stages.dedup_components import cut_lineage
     from pipeline.stages.exact_dedup import exact_dedup
     from pipeline.stages.near_dedup import near_dedup
 
@@ -163,7 +163,7 @@ def _union_find(nodes, edges):
 @pytest.mark.parametrize("local_max_edges", [0, 50, 100_000], ids=["rounds", "too-many", "driver"])
 def test_connected_components_match_union_find(spark, local_max_edges):
     """Distributed rounds, the driver's solver, and its fallback when edges exceed the cap."""
-    from pipeline.dedup.components import connected_components
+    from pipeline.stages.dedup_components import connected_components
 
     rng = random.Random(3)
     edges = [(rng.randrange(400), rng.randrange(400)) for _ in range(250)]

@@ -4,8 +4,8 @@ import gzip
 from pathlib import Path
 
 from pipeline.config import ExtractConf, ReadConf
-from pipeline.extract import process_record
-from pipeline.sample import ARTICLE_RIVER, page
+from pipeline.document.extract import process_record
+from pipeline.examples.sample import ARTICLE_RIVER, page
 
 SETTINGS = ExtractConf()
 
@@ -97,7 +97,7 @@ def test_real_news_page(shared_data):
 
 
 def test_byte_identical_payloads_are_extracted_once(monkeypatch):
-    import pipeline.extract as ex
+    import pipeline.document.extract as ex
 
     calls = []
     real = ex.extract_text
@@ -122,6 +122,6 @@ def test_resiliparse_backend_extracts_the_main_text():
     out = process_record(candidate(page(ARTICLE_RIVER, "Rivers").encode()), conf, _read(10**7))
     assert out["reject_reason"] is None and "herons wait for fish" in out["text"]
     assert "Privacy policy" not in out["text"]  # the navigation is not main content
-    from pipeline.extract import backend_version
+    from pipeline.document.extract import backend_version
 
     assert backend_version("resiliparse").startswith("resiliparse 2.")

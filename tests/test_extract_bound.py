@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from pipeline import extract
 from pipeline.config import ExtractConf, ReadConf
-from pipeline.extract import process_record
+from pipeline.document import extract
+from pipeline.document.extract import process_record
 
 
 def _row(html: bytes) -> dict:

@@ -2,7 +2,7 @@ import gzip
 
 import pytest
 
-from pipeline.inputs import InputError, expand_inputs
+from pipeline.run.inputs import InputError, expand_inputs
 
 
 def test_files_dirs_globs(tmp_path):

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from pipeline.config import Config, LangIdConf
-from pipeline.langid import language_verdict, load_fasttext, predict_languages
-from pipeline.models import ModelError, resolve
+from pipeline.document.langid import language_verdict, load_fasttext, predict_languages
+from pipeline.engine.models import ModelError, resolve
 from pipeline.stages.langid import lid_model_path
 
 

@@ -9,18 +9,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "pipeline"
 
-# Plain functions over bytes, strings and arrays: unit-testable without a SparkSession.
-PER_DOCUMENT = [
-    "warc/framing.py", "warc/arc.py", "warc/records.py", "warc/decode.py", "warc/splits.py",
-    "extract.py", "langid.py", "url_filter.py",
-    "text/words.py", "text/spacy_words.py", "text/gopher.py", "text/c4.py", "text/fineweb.py",
-    "text/rules.py", "text/pii.py", "text/decontamination.py",
-    "quality/tokens.py", "quality/naive_bayes.py", "quality/fasttext_backend.py",
-    "quality/model.py",
-    "dedup/normalize.py", "dedup/minhash.py",
-    "tokens/tokenizer.py", "tokens/shards.py", "tokens/megatron.py",
-    "budget.py", "config.py",
+# Plain functions over bytes, strings and arrays: unit-testable without a SparkSession. The
+# per-document layer is everything under pipeline/document/; the config and the outputs' pure
+# formulas and file formats are held to the same rule.
+PER_DOCUMENT = sorted(str(p.relative_to(PKG)) for p in (PKG / "document").rglob("*.py")) + [
+    "config.py", "outputs/budget.py", "outputs/tokens/shards.py", "outputs/tokens/megatron.py",
+    "outputs/mixture/sampling.py",
 ]  # fmt: skip
+# What the per-document layer may import from the package: itself and the config.
+DOCUMENT_MAY_IMPORT = ("pipeline.document", "pipeline.config")
 
 
 def _module_file(name: str) -> Path | None:
@@ -33,10 +30,12 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _imports(path: Path) -> set[str]:
-    """Every module a file imports, at any depth of the file (lazy imports too)."""
+def _imports(path: Path, top_level_only: bool = False) -> set[str]:
+    """Every module a file imports, at any depth of the file (lazy imports too), or only its
+    module-level imports (those run when it is imported)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body if top_level_only else ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -63,3 +62,38 @@ def test_per_document_modules_never_reach_pyspark():
                 if f is not None and f not in seen:
                     todo.append((f, [*chain, str(f.relative_to(PKG))]))
     assert offenders == [], "\n".join(offenders)
+
+
+def test_the_per_document_layer_imports_only_itself_and_the_config():
+    wrong = []
+    for path in sorted((PKG / "document").rglob("*.py")):
+        for name in _imports(path):
+            if name.split(".")[0] == "pipeline" and _module_file(name) is not None:
+                if not name.startswith(DOCUMENT_MAY_IMPORT):
+                    wrong.append(f"{path.relative_to(PKG)} imports {name}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_no_import_cycles_between_modules():
+    """Module-level imports form no cycle: every module can be imported first."""
+    graph: dict[Path, set[Path]] = {}
+    for path in PKG.rglob("*.py"):
+        deps = {_module_file(n) for n in _imports(path, top_level_only=True)}
+        graph[path] = {d for d in deps if d is not None and d != path}
+    state: dict[Path, int] = {}  # 1: on the current path, 2: done
+    cycles = []
+
+    def visit(node: Path, stack: list[Path]) -> None:
+        state[node] = 1
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                loop = stack[stack.index(dep) :] + [dep]
+                cycles.append(" -> ".join(str(p.relative_to(PKG)) for p in loop))
+            elif dep not in state:
+                visit(dep, [*stack, dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == [], "\n".join(cycles)

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import Config
-from pipeline.tokens.shards import TokenShards
-from pipeline.tokens.tokenizer import Tokenizer
+from pipeline.document.tokenizer import Tokenizer
+from pipeline.outputs.tokens.shards import TokenShards
 
 pytestmark = pytest.mark.spark
 
@@ -46,7 +46,7 @@ def _files(d):
 
 
 def test_shards_identical_across_partitionings(spark, tmp_path):
-    from pipeline.mixture.write import write_mixture
+    from pipeline.outputs.mixture.write import write_mixture
 
     outs = []
     for parts in (1, 2, 7):
@@ -70,7 +70,7 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
     assert sum(s["docs"] for s in index["shards"]) == len(rows)
     # each shard file holds exactly its rows, by the formula: shard = floor(u * n_shards),
     # u = uniform(doc_id, shard seed, repeat), in the order of u; attempts are all cleared
-    from pipeline.mixture.sampling import uniform
+    from pipeline.outputs.mixture.sampling import uniform
 
     n_shards = len(list((outs[0][0] / "shards").glob("*.parquet")))
     assert n_shards == budget["shards"] == -(-len(rows) // 64)
@@ -84,7 +84,7 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
 
 
 def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.sources.rules = [{"source": "rivers", "hosts": ["rivers.example.org"]}]

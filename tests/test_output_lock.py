@@ -1,4 +1,4 @@
-"""One run at a time per output directory (pipeline/output_lock.py)."""
+"""One run at a time per output directory (pipeline/run/output_lock.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from pipeline.output_lock import LOCK_NAME, OutputBusy, hold
+from pipeline.run.output_lock import LOCK_NAME, OutputBusy, hold
 
 
 def test_a_second_holder_is_refused_and_named(tmp_path):
@@ -21,7 +21,7 @@ def test_a_second_holder_is_refused_and_named(tmp_path):
 
 @pytest.mark.spark
 def test_run_refuses_an_output_another_run_is_writing(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     out = tmp_path / "out"
     out.mkdir()

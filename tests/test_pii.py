@@ -1,4 +1,4 @@
-"""PII formatting (pipeline/text/pii.py) on real-looking text, and the stage in a run."""
+"""PII formatting (pipeline/document/text/pii.py) on real-looking text, and the stage in a run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import PiiConf
-from pipeline.text.pii import redact
+from pipeline.document.text.pii import redact
 
 C = PiiConf()
 E, IPS, IPS6 = tuple(C.email_replacements), tuple(C.ip_replacements), tuple(C.ipv6_replacements)
@@ -55,7 +55,7 @@ def test_same_text_same_output():
 @pytest.mark.spark
 def test_the_stage_runs_before_tokens_and_counts_in_the_manifest(spark, cfg, sample_warc,
                                                                  tmp_path):  # fmt: skip
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.pii.enabled = True

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from pipeline.run import run
+from pipeline.run.orchestrate import run
 
 pytestmark = pytest.mark.spark
 

@@ -15,7 +15,7 @@ def _plan(df) -> str:
 
 def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, sample_warc,
                                                                      tmp_path):  # fmt: skip
-    from pipeline.run import ledger_output, run
+    from pipeline.run.orchestrate import ledger_output, run
     from pipeline.stages.exact_dedup import exact_dedup
     from pipeline.stages.near_dedup import near_dedup
 

@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import Config
-from pipeline.quality.examples import write_examples
-from pipeline.quality.naive_bayes import NaiveBayesModel, train_counts, vote
-from pipeline.quality.tokens import classifier_tokens
-from pipeline.sample import ARTICLE_BREAD, ARTICLE_RIVER
+from pipeline.document.quality.naive_bayes import NaiveBayesModel, train_counts, vote
+from pipeline.document.quality.tokens import classifier_tokens
+from pipeline.examples.quality_texts import write_examples
+from pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
 
 SPAM = "Click here to buy now! Free shipping, add to cart, log in to claim your coupon."
 
@@ -73,7 +73,7 @@ def _cfg(**quality) -> Config:
 
 @pytest.mark.spark
 def test_spark_naive_bayes_agrees_with_plain_python(spark, examples, tmp_path):
-    from pipeline.quality.train import _split, read_texts, train_quality
+    from pipeline.run.train_quality import _split, read_texts, train_quality
 
     good, bad = examples
     cfg = _cfg()
@@ -108,8 +108,8 @@ def test_spark_naive_bayes_agrees_with_plain_python(spark, examples, tmp_path):
 
 @pytest.mark.spark
 def test_fasttext_backend_and_input_formats(spark, examples, tmp_path):
-    from pipeline.quality.fasttext_backend import FastTextQualityModel, meta_path
-    from pipeline.quality.train import train_quality
+    from pipeline.document.quality.fasttext_backend import FastTextQualityModel, meta_path
+    from pipeline.run.train_quality import train_quality
 
     good, bad = examples
     # good as JSONL, bad as Parquet: the three input formats read the same
@@ -131,7 +131,7 @@ def test_fasttext_backend_and_input_formats(spark, examples, tmp_path):
 
 @pytest.mark.spark
 def test_training_input_errors_name_the_path(spark, examples, tmp_path):
-    from pipeline.quality.train import TrainingInputError, train_quality
+    from pipeline.run.train_quality import TrainingInputError, train_quality
 
     good, _ = examples
     bad = tmp_path / "bad.jsonl"
@@ -146,7 +146,7 @@ def test_training_input_errors_name_the_path(spark, examples, tmp_path):
 
 @pytest.mark.spark
 def test_quality_stage_scores_and_drops(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     out = tmp_path / "q"
     m = run(cfg, [str(sample_warc)], out, spark)

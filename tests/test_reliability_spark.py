@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.warc.corpus import synthetic_pages, with_duplicates, write_pages_warc
+from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def base_cfg(cfg):
 
 
 def _run(spark, cfg, inputs, out: Path, partitions: int | None = None) -> Path:
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     key = "spark.sql.shuffle.partitions"

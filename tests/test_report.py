@@ -17,8 +17,8 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 
 @pytest.fixture(scope="module")
 def demo_run(spark, cfg, tmp_path_factory):
-    from pipeline.demo import write_demo_warc
-    from pipeline.run import run
+    from pipeline.examples.demo import write_demo_warc
+    from pipeline.run.orchestrate import run
 
     out = tmp_path_factory.mktemp("demo") / "out"
     warc = write_demo_warc(out.parent / "pages.warc.gz")
@@ -27,7 +27,7 @@ def demo_run(spark, cfg, tmp_path_factory):
 
 
 def test_demo_verdicts(demo_run):
-    from pipeline.demo import verdicts
+    from pipeline.examples.demo import verdicts
 
     v = {r["page"]: r for r in verdicts(demo_run)}
     assert [n for n, r in sorted(v.items()) if r["verdict"] == "kept"] == [1, 7]
@@ -134,7 +134,7 @@ def test_examples_name_every_reason_and_come_from_the_ledger(demo_run):
 
 
 def test_histogram_bins_show_the_mass_not_the_outliers():
-    from pipeline.report import _regroup
+    from pipeline.outputs.report import _regroup
 
     # 200 documents between 0 and 2, two outliers at 195 and 220 (bins of 0.25)
     hist = [[i * 0.25, 25] for i in range(8)] + [[195.0, 1], [220.0, 1]]

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import RulesConf
-from pipeline.sample import ARTICLE_BREAD, ARTICLE_RIVER
-from pipeline.text.gopher import repetition_stats
-from pipeline.text.rules import checks, evaluate
-from pipeline.text.words import split_words
+from pipeline.document.text.gopher import repetition_stats
+from pipeline.document.text.rules import checks, evaluate
+from pipeline.document.text.words import split_words
+from pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -273,8 +273,8 @@ def test_split_words_separates_punctuation():
 
 def test_stop_words_are_counted_distinct():
     """Gopher (and datatrove) need two *different* words of the list: "the" twice is one."""
-    from pipeline.text.gopher import quality_stats
-    from pipeline.text.words import split_words
+    from pipeline.document.text.gopher import quality_stats
+    from pipeline.document.text.words import split_words
 
     stop = frozenset(["the", "be", "to", "of", "and", "that", "have", "with"])
     once = "The cat sat on the mat near the door"
@@ -296,8 +296,8 @@ MARKED = {
 
 
 def test_words_keep_their_combining_marks():
-    from pipeline.quality.tokens import classifier_tokens
-    from pipeline.text.words import split_words
+    from pipeline.document.quality.tokens import classifier_tokens
+    from pipeline.document.text.words import split_words
 
     for lang, text in MARKED.items():
         plain = [w for w in text.split() if w != "—"]
@@ -331,7 +331,7 @@ def test_the_fineweb_preset_makes_datatrove_decisions():
 
 
 def test_spacy_words_split_as_datatrove_does():
-    from pipeline.text.spacy_words import spacy_sentences, spacy_words
+    from pipeline.document.text.spacy_words import spacy_sentences, spacy_words
 
     assert spacy_words("Don't stop-the-art e.g. $5.00 it's\n\n3.14...") == [
         "Do", "n't", "stop", "-", "the", "-", "art", "e.g.", "$", "5.00", "it", "'s", "3.14",

@@ -74,8 +74,8 @@ def _curate(env: dict, listing: str, out: Path) -> dict:
 def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
     s3, spark, cfg, sample_warc, tmp_path
 ):
-    from pipeline.run import run
-    from pipeline.warc.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from pipeline.run.orchestrate import run
 
     client, env, counter = s3
     local_dir = tmp_path / "files"

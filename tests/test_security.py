@@ -11,9 +11,9 @@ from functools import partial
 import pytest
 
 from pipeline.config import Config, ConfigError, ExtractConf, ReadConf
-from pipeline.extract import process_record
-from pipeline.models import ModelError
-from pipeline.preflight import check_models, check_output
+from pipeline.document.extract import process_record
+from pipeline.engine.models import ModelError
+from pipeline.run.preflight import check_models, check_output
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):

@@ -6,8 +6,8 @@ import io
 import pytest
 
 from pipeline.config import Config
+from pipeline.document.warc.splits import find_member_start, is_record_member
 from pipeline.stages.read import read_file_rows
-from pipeline.warc.splits import find_member_start, is_record_member
 
 
 def _key(r):

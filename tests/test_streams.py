@@ -6,7 +6,7 @@ from functools import partial
 
 import pytest
 
-from pipeline.streams import MissingInput, TransportError, open_stream
+from pipeline.document.warc.streams import MissingInput, TransportError, open_stream
 
 DATA = bytes(range(256)) * 4096  # 1 MiB
 

@@ -1,5 +1,5 @@
-"""The URL filter (pipeline/url_filter.py): datatrove URLFilter's semantics on lists from files,
-decided before extraction."""
+"""The URL filter (pipeline/document/url_filter.py): datatrove URLFilter's semantics on lists from
+files, decided before extraction."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ConfigError, UrlFilterConf
-from pipeline.url_filter import load_url_filter, normalize_url, read_list
+from pipeline.document.url_filter import load_url_filter, normalize_url, read_list
 
 
 def _conf(tmp_path, **lists) -> UrlFilterConf:
@@ -66,7 +66,7 @@ def test_verdicts(tmp_path):
 
 
 def test_missing_list_is_named_before_spark(tmp_path, cfg):
-    from pipeline.preflight import check_lists
+    from pipeline.run.preflight import check_lists
 
     c = cfg.model_copy(deep=True)
     c.url_filter = UrlFilterConf(enabled=True, blocked_domains=[str(tmp_path / "nope.txt")])
@@ -76,7 +76,7 @@ def test_missing_list_is_named_before_spark(tmp_path, cfg):
 
 @pytest.mark.spark
 def test_blocked_pages_are_ledgered_and_never_extracted(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run import run
+    from pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.url_filter = _conf(tmp_path, blocked_domains=["rivers.example.org"])

@@ -21,7 +21,7 @@ def _load() -> None:
         import datasketch  # noqa: F401
         import scipy.sparse.csgraph  # noqa: F401
 
-        from pipeline.report import preload as preload_report
+        from pipeline.outputs.report import preload as preload_report
 
         preload_report()
     except Exception as e:  # an import that fails here fails again where it is used

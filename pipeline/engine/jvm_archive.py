@@ -59,8 +59,8 @@ def build_archive(output: str | Path, config: str | Path | None = None) -> Path 
 
 def _train(output: str, config: str) -> None:
     from pipeline.engine.spark import get_spark
-    from pipeline.run import run
-    from pipeline.sample import write_sample_warc
+    from pipeline.examples.sample import write_sample_warc
+    from pipeline.run.orchestrate import run
 
     cfg = load_config(config or None)
     cfg.spark.master = "local[2]"

@@ -21,12 +21,12 @@ PRELOAD_ENV = "CURATE_PRELOAD"
 PRELOAD = (
     "pyarrow",
     "numpy",
-    "pipeline.extract",
-    "pipeline.langid",
-    "pipeline.text.rules",
-    "pipeline.dedup.minhash",
-    "pipeline.dedup.normalize",
-    "pipeline.warc.records",
+    "pipeline.document.extract",
+    "pipeline.document.langid",
+    "pipeline.document.text.rules",
+    "pipeline.document.dedup.minhash",
+    "pipeline.document.dedup.normalize",
+    "pipeline.document.warc.records",
     "pipeline.stages.extract",
 )
 
@@ -47,8 +47,8 @@ def preload() -> None:
     try:
         spec = json.loads(os.environ.get(PRELOAD_ENV) or "{}")
         if spec.get("langid"):
-            from pipeline.langid import load_fasttext
-            from pipeline.models import preload_model
+            from pipeline.document.langid import load_fasttext
+            from pipeline.engine.models import preload_model
 
             preload_model(spec["langid"], load_fasttext)
         if spec.get("tokenizer"):

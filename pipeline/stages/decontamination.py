@@ -1,5 +1,5 @@
 """Stage `decontamination`: documents holding evaluation items' n-grams dropped, or the
-matches cut out (pipeline/text/decontamination.py), a per-document step after the quality
+matches cut out (pipeline/document/text/decontamination.py), a per-document step after the quality
 filters and before the dedup keys (they hash the text as it will be published).
 
 The index is built once on the driver from the configured files and broadcast: each executor
@@ -15,9 +15,9 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from pipeline.config import Config, DecontaminationConf
-from pipeline.models import digest
+from pipeline.document.text.decontamination import Index, build_index, check, read_items
+from pipeline.engine.models import digest
 from pipeline.stages.arrow_batches import RowStep
-from pipeline.text.decontamination import Index, build_index, check, read_items
 
 DECONT_FIELDS = [pa.field("decont_set", pa.string()), pa.field("decont_removed_chars", pa.int32())]
 

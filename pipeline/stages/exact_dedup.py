@@ -9,9 +9,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
-from pipeline.dedup.components import cut_lineage
-from pipeline.dedup.normalize import exact_key
+from pipeline.document.dedup.normalize import exact_key
 from pipeline.stages.arrow_batches import RowStep, apply_step
+from pipeline.stages.dedup_components import cut_lineage
 
 KEY_FIELDS = [pa.field("exact_key", pa.string())]
 

@@ -20,14 +20,14 @@ from pyspark import Accumulator
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
-from pipeline.extract import Screen, process_record
-from pipeline.langid import cheap_view, load_fasttext, predict_languages, prefilter_verdict
-from pipeline.models import load_shipped, ship
-from pipeline.schema import DOC_SCHEMA
+from pipeline.document.extract import Screen, process_record
+from pipeline.document.langid import cheap_view, load_fasttext, predict_languages, prefilter_verdict
+from pipeline.document.url_filter import load_url_filter
+from pipeline.engine.models import load_shipped, ship
 from pipeline.stages.arrow_batches import RowStep, with_fields
 from pipeline.stages.langid import lid_model_path
 from pipeline.stages.read import read_warcs
-from pipeline.url_filter import load_url_filter
+from pipeline.stages.schema import DOC_SCHEMA
 
 # A per-document step: (the ledger `stage` of its drops, function on a batch of rows, its
 # task-seconds counter).

@@ -10,8 +10,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
-from pipeline.langid import language_verdict, load_fasttext, predict_languages
-from pipeline.models import load_shipped, resolve, ship
+from pipeline.document.langid import language_verdict, load_fasttext, predict_languages
+from pipeline.engine.models import load_shipped, resolve, ship
 from pipeline.stages.arrow_batches import RowStep, apply_step
 
 LANG_FIELDS = [pa.field("lang", pa.string()), pa.field("lang_score", pa.float64())]

@@ -6,7 +6,7 @@
    bucket's smallest member (star edges), never all pairs of a large bucket.
 3. Verification (on by default): an edge stays where the two signatures agree on at least
    `threshold` of their values (estimated Jaccard), computed in the JVM.
-4. Connected components on the verified edges (pipeline/dedup/components.py: on the driver
+4. Connected components on the verified edges (pipeline/stages/dedup_components.py: on the driver
    up to `local_max_edges` edges, distributed rounds above); in each, the
    document with the smallest crawl_pos stays, the others are `near_dup:duplicate` with the
    kept doc_id and their estimated Jaccard to it.
@@ -20,9 +20,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
-from pipeline.dedup.components import connected_components, cut_lineage
-from pipeline.dedup.minhash import MinHasher
+from pipeline.document.dedup.minhash import MinHasher
 from pipeline.stages.arrow_batches import RowStep, apply_step
+from pipeline.stages.dedup_components import connected_components, cut_lineage
 from pipeline.stages.exact_dedup import mark_rejected
 
 SIG_FIELDS = [pa.field("minhash", pa.list_(pa.int32())), pa.field("bands", pa.list_(pa.int64()))]

@@ -1,4 +1,4 @@
-"""Stage `pii`: e-mail and public IP addresses in the text replaced (pipeline/text/pii.py),
+"""Stage `pii`: e-mail and public IP addresses in the text replaced (pipeline/document/text/pii.py),
 a per-document step before tokenisation, so the tokens and shards hold the redacted text.
 Each document gets `pii_emails` and `pii_ips`, the replacements made in it."""
 
@@ -8,8 +8,8 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from pipeline.config import Config
+from pipeline.document.text.pii import redact
 from pipeline.stages.arrow_batches import RowStep
-from pipeline.text.pii import redact
 
 PII_FIELDS = [pa.field("pii_emails", pa.int32()), pa.field("pii_ips", pa.int32())]
 

@@ -9,9 +9,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
-from pipeline.models import load_shipped, resolve, ship
-from pipeline.quality.fasttext_backend import meta_path
-from pipeline.quality.model import load_quality_model
+from pipeline.document.quality.fasttext_backend import meta_path
+from pipeline.document.quality.model import load_quality_model
+from pipeline.engine.models import load_shipped, resolve, ship
 from pipeline.stages.arrow_batches import RowStep, apply_step
 
 QUALITY_FIELDS = [pa.field("quality_score", pa.float64())]

@@ -8,11 +8,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
-from pipeline.schema import RECORD_SCHEMA, spark_schema
+from pipeline.document.warc.records import RecordPolicy, file_error_row, iter_warc_rows
+from pipeline.document.warc.splits import GZIP_MAGIC, find_member_start, split_range
+from pipeline.document.warc.streams import MissingInput, TransportError, file_size, open_stream
 from pipeline.stages.arrow_batches import rows_to_batches
-from pipeline.streams import MissingInput, TransportError, file_size, open_stream
-from pipeline.warc.records import RecordPolicy, file_error_row, iter_warc_rows
-from pipeline.warc.splits import GZIP_MAGIC, find_member_start, split_range
+from pipeline.stages.schema import RECORD_SCHEMA, spark_schema
 
 
 class UnreadableInput(RuntimeError):

@@ -1,6 +1,7 @@
 """The stage registry: every stage after extraction, in the order its per-document steps
 run, with what the run needs to know of it (config sections, step, fields, corpus half,
-model, when it is on, its ledger name). `run.py` chains them; `preflight.py` checks them."""
+model, when it is on, its ledger name). `run/orchestrate.py` chains them; `run/preflight.py`
+checks them."""
 
 from __future__ import annotations
 

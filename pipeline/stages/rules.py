@@ -12,8 +12,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
+from pipeline.document.text.rules import checks, evaluate, stat_names
 from pipeline.stages.arrow_batches import RowStep, apply_step
-from pipeline.text.rules import checks, evaluate, stat_names
 
 
 def rule_fields(cfg: Config) -> list[pa.Field]:

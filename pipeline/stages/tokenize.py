@@ -9,9 +9,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
-from pipeline.mixture.sources import SourceMatcher
+from pipeline.document.sources import SourceMatcher
+from pipeline.document.tokenizer import Tokenizer
 from pipeline.stages.arrow_batches import RowStep, apply_step
-from pipeline.tokens.tokenizer import Tokenizer
 
 TOKEN_FIELDS = [
     pa.field("source", pa.string()),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.warc.records import OFFSET_BITS
+from pipeline.document.warc.records import OFFSET_BITS
 
 
 def unique_ids(docs: DataFrame) -> DataFrame:

@@ -1,1 +1,0 @@
-"""Deduplication: exact (normalised-text fingerprints) and near (MinHash-LSH)."""

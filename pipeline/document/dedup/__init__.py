@@ -1,0 +1,1 @@
+"""Deduplication keys: exact (normalised-text fingerprints) and near (MinHash signatures)."""

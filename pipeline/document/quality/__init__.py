@@ -1,0 +1,1 @@
+"""The quality classifier: one tokenisation, two backends (naive Bayes, fastText)."""

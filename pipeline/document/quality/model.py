@@ -1,0 +1,43 @@
+"""Load the configured quality model, whichever backend: both score lists of texts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.config import QualityConf
+from pipeline.document.quality.fasttext_backend import FastTextQualityModel, meta_path
+from pipeline.document.quality.naive_bayes import NaiveBayesModel
+
+
+def load_quality_model(path: str | Path, conf: QualityConf):
+    if conf.backend == "naive_bayes":
+        return NaiveBayesModel.load(path, use_prior=conf.use_prior)
+    return FastTextQualityModel.load(path)
+
+
+# Below this many training documents a model is a toy: fine for the demo and the tests, never
+# for curating real data (the project's own example model has 143).
+TOY_DOCUMENTS = 1000
+
+
+def describe(path: str | Path, backend: str) -> dict:
+    """What scored a run, from the model's training metadata (the manifest, console, report)."""
+    p = Path(path)
+    meta: dict = {}
+    try:
+        if backend == "naive_bayes":
+            meta = json.loads(p.read_text(encoding="utf-8")).get("meta", {})
+        elif meta_path(p).is_file():
+            meta = json.loads(meta_path(p).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    docs = int(meta.get("docs_good", 0)) + int(meta.get("docs_bad", 0))
+    return {
+        "path": str(p),
+        "backend": backend,
+        "documents": docs or None,
+        "good_inputs": meta.get("good_inputs"),
+        "bad_inputs": meta.get("bad_inputs"),
+        "toy": docs < TOY_DOCUMENTS,
+    }

@@ -1,1 +1,0 @@
-"""Sources and mixture weights: which source a document belongs to, and how often it is seen."""

@@ -1,0 +1,324 @@
+"""The end of the belt: mix sources by weight, write Parquet and token shards, and the budget.
+
+Per source, epochs_i = w_i * D / N_i (N_i its curated tokens; "natural": 1 for all). Copies
+are drawn with pipeline/outputs/mixture/sampling.py; the global shuffle orders rows by a hash of
+(doc_id, shard seed, repeat), and a row's shard is floor(u * n_shards) of that same hash, so
+shard contents and names depend on neither partitioning nor task order.
+
+Each shard is one partition (`repartitionById`), sorted by Spark (which spills), and its
+task streams it to its Parquet and token files a bounded buffer at a time: no task holds a
+shard, let alone several. Files are written under `_attempts/` with the task attempt in
+their names; the driver moves into place only those of the attempts Spark reported as
+successful, so a speculative or lost attempt can never put a partial shard in place.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark import TaskContext
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pipeline.config import Config
+from pipeline.outputs.budget import budget_report
+from pipeline.outputs.mixture.sampling import copies, uniform
+from pipeline.outputs.tokens.megatron import dtype_code as megatron_dtype_code
+from pipeline.outputs.tokens.megatron import write_merged as write_megatron_merged
+from pipeline.outputs.tokens.megatron import write_shard as write_megatron_shard
+from pipeline.stages.arrow_batches import map_batches
+from pipeline.stages.schema import spark_schema
+from pipeline.stages.tokenize import get_tokenizer
+
+log = logging.getLogger(__name__)
+
+
+class MixtureError(ValueError):
+    """A mixture the config refuses (e.g. a source repeated past mixture.max_epochs)."""
+
+
+SHARD_COLUMNS = ["id", "text", "url", "source", "lang", "repeat", "n_tokens"]
+SUMMARY = pa.schema(
+    [
+        pa.field("shard", pa.int32()),
+        pa.field("docs", pa.int64()),
+        pa.field("tokens", pa.int64()),
+        pa.field("text_bytes", pa.int64()),
+        pa.field("attempt", pa.int64()),
+    ]
+)
+ATTEMPTS = "_attempts"
+# A Parquet row group is written once this many rows or text bytes are buffered.
+GROUP_ROWS = 20000
+GROUP_BYTES = 64 << 20
+
+
+def plan_epochs(available: dict[str, int], cfg: Config) -> dict[str, float]:
+    m = cfg.mixture
+    if m.target_tokens is None:
+        return {s: 1.0 for s in available}
+    unknown = set(m.weights) - set(available)
+    if unknown:
+        log.warning("mixture weights name sources with no documents: %s", sorted(unknown))
+    total_w = sum(m.weights.values())
+    if not math.isclose(total_w, 1.0, rel_tol=1e-6):
+        raise MixtureError(f"mixture.weights sum to {total_w:g}, not 1")
+    out = {}
+    for s, n in available.items():
+        w = m.weights.get(s, 0.0)
+        out[s] = w * m.target_tokens / n if n else 0.0
+    over = {s: round(e, 2) for s, e in out.items() if e > m.max_epochs}
+    if over:
+        msg = (
+            f"sources repeated more than mixture.max_epochs={m.max_epochs:g}: {over}; many "
+            "passes over a small source teach the model to memorise it"
+        )
+        if m.refuse_above_max:
+            raise MixtureError(msg + " (set mixture.refuse_above_max: false to allow)")
+        log.warning(msg)
+    return out
+
+
+def source_totals(kept: DataFrame) -> dict[str, tuple[int, int, int]]:
+    """source -> (docs, tokens, text bytes) of the kept rows."""
+    return {
+        r["source"]: (int(r["docs"]), int(r["tokens"] or 0), int(r["bytes"] or 0))
+        for r in kept.groupBy("source")
+        .agg(F.count("*").alias("docs"), F.sum("n_tokens").alias("tokens"),
+             F.sum(F.octet_length("text")).alias("bytes"))
+        .collect()
+    }  # fmt: skip
+
+
+def write_mixture(
+    spark: SparkSession,
+    kept: DataFrame,
+    cfg: Config,
+    out: Path,
+    totals: dict[str, tuple[int, int, int]] | None = None,
+) -> dict:
+    """Write DIR/shards/, DIR/tokens/ and DIR/budget.json from the kept, tokenised rows;
+    `totals` = source_totals(kept), when the caller has counted them already."""
+    if totals is None:
+        totals = source_totals(kept)
+    before = {s: (d, t) for s, (d, t, _) in totals.items()}
+    ep = plan_epochs({s: t for s, (_, t) in before.items()}, cfg)
+    mseed, sseed = cfg.mixture.seed, cfg.shards.seed
+    rows = kept.select(
+        F.col("doc_id").alias("id"), "text", "url", "source", "lang", "tokens", "n_tokens"
+    )
+    mixed_schema = pa.schema(
+        [pa.field(n, t) for n, t in (("id", pa.string()), ("text", pa.string()),
+                                      ("url", pa.string()), ("source", pa.string()),
+                                      ("lang", pa.string()))]
+        + [pa.field("tokens", pa.list_(pa.int32())), pa.field("n_tokens", pa.int64()),
+           pa.field("repeat", pa.int32()), pa.field("order", pa.float64())]
+    )  # fmt: skip
+
+    def draw(batch: list[dict]) -> list[dict]:
+        outr = []
+        for r in batch:
+            for k in copies(r["id"], ep.get(r["source"], 0.0), mseed):
+                outr.append({**r, "repeat": k, "order": uniform(r["id"], sseed, k)})
+        return outr
+
+    mixed = rows.mapInArrow(map_batches(draw, mixed_schema), spark_schema(mixed_schema))
+    if all(e == int(e) for e in ep.values()):
+        # whole epochs (natural mode: all 1): every document has exactly e copies
+        after = {s: (d * int(ep[s]), t * int(ep[s]), b * int(ep[s]))
+                 for s, (d, t, b) in totals.items()}  # fmt: skip
+    else:
+        after = _drawn_totals(kept, ep, mseed)  # narrow: no text, no tokens
+    total_rows = sum(d for d, _, _ in after.values())
+    total_bytes = sum(b for _, _, b in after.values())
+    sc = cfg.shards
+    if sc.target_bytes:
+        n_shards = max(1, math.ceil(total_bytes / sc.target_bytes))
+    else:
+        n_shards = max(1, math.ceil(total_rows / (sc.rows_per_shard or total_rows or 1)))
+    tok = get_tokenizer(cfg.tokenizer.name, cfg.tokenizer.eot_token)  # loaded once a process
+    eot, dtype = tok.eot, tok.dtype
+    shard_dir, token_dir = out / "shards", out / "tokens"
+    for d in (shard_dir, token_dir):
+        shutil.rmtree(d, ignore_errors=True)
+        (d / ATTEMPTS).mkdir(parents=True)
+    write = _shard_writer(shard_dir, token_dir, eot, dtype, cfg.output.compression)
+
+    # one partition per shard, sorted by Spark; each task streams its shard to its files
+    shard = F.floor(F.col("order") * n_shards).cast("int")
+    sharded = (
+        mixed.withColumn("shard", shard)
+        .repartitionById(n_shards, "shard")
+        .sortWithinPartitions("order", "id", "repeat")
+        .select("shard", *SHARD_COLUMNS, "tokens")
+    )
+    shards = sorted(
+        (r.asDict() for r in sharded.mapInArrow(write, spark_schema(SUMMARY)).collect()),
+        key=lambda r: r["shard"],
+    )
+    for r in shards:  # commit: the attempts Spark counted, moved into place
+        name = f"shard-{r['shard']:05d}"
+        for d, ext in ((shard_dir, ".parquet"), (token_dir, ".bin"), (token_dir, ".idx")):
+            (d / ATTEMPTS / f"{name}.a{r['attempt']}{ext}").replace(d / f"{name}{ext}")
+    for d in (shard_dir, token_dir):
+        shutil.rmtree(d / ATTEMPTS, ignore_errors=True)
+    index = {
+        "tokenizer": cfg.tokenizer.name,
+        "dtype": dtype.str,
+        "eot_token": eot,
+        "format": "shard-NNNNN.bin: token ids, each document followed by eot_token; "
+        "shard-NNNNN.idx: int64 document start offsets plus the end",
+        "shards": [
+            {"name": f"shard-{r['shard']:05d}", "docs": r["docs"], "tokens": r["tokens"]}
+            for r in shards
+        ],  # fmt: skip
+    }
+    if cfg.tokens.format == "megatron":  # Megatron-LM's indexed dataset beside ours
+        stems = [token_dir / sh["name"] for sh in index["shards"]]
+        for stem in stems:
+            write_megatron_shard(stem, token_dir / "megatron" / stem.name, dtype)
+        index["megatron"] = {
+            "dir": "megatron",
+            "dtype_code": megatron_dtype_code(dtype),
+            "merged": "merged" if cfg.tokens.merged else None,
+        }
+        if cfg.tokens.merged:
+            write_megatron_merged(stems, token_dir / "megatron" / "merged", dtype)
+    (token_dir / "index.json").write_text(json.dumps(index, indent=2) + "\n")
+    weights = cfg.mixture.weights
+    total_tokens = sum(t for _, t, _ in after.values())
+    budget = {
+        "target_tokens": cfg.mixture.target_tokens,
+        "mode": "natural" if cfg.mixture.target_tokens is None else "weighted",
+        "sources": {
+            s: {
+                "weight": weights.get(s) if cfg.mixture.target_tokens else None,
+                "epochs": ep[s],
+                "docs_before": before[s][0],
+                "tokens_before": before[s][1],
+                "docs_after": after.get(s, (0, 0, 0))[0],
+                "tokens_after": after.get(s, (0, 0, 0))[1],
+                "realised_epochs": after.get(s, (0, 0, 0))[1] / before[s][1]
+                if before[s][1]
+                else 0.0,
+            }
+            for s in sorted(before)
+        },
+        "total_tokens": total_tokens,
+        "shards": len(shards),
+        "compute": budget_report(
+            total_tokens, cfg.budget.flops_per_gpu, cfg.budget.model_params, cfg.budget.gpus
+        ),
+    }
+    (out / "budget.json").write_text(json.dumps(budget, indent=2) + "\n")
+    return budget
+
+
+def _drawn_totals(
+    kept: DataFrame, ep: dict[str, float], seed: int
+) -> dict[str, tuple[int, int, int]]:
+    """source -> (docs, tokens, text bytes) after the draw, from narrow columns: the copies
+    of each document are drawn again where the shards are written (the same hash)."""
+    narrow = kept.select(F.col("doc_id").alias("id"), "source", "n_tokens",
+                         F.octet_length("text").alias("bytes"))  # fmt: skip
+    schema = pa.schema([pa.field("source", pa.string()), pa.field("n", pa.int64()),
+                        pa.field("n_tokens", pa.int64()),
+                        pa.field("bytes", pa.int64())])  # fmt: skip
+
+    def count(batch: list[dict]) -> list[dict]:
+        out = []
+        for r in batch:
+            n = len(copies(r["id"], ep.get(r["source"], 0.0), seed))
+            out.append({"source": r["source"], "n": n, "n_tokens": (r["n_tokens"] or 0) * n,
+                        "bytes": (r["bytes"] or 0) * n})  # fmt: skip
+        return out
+
+    drawn = narrow.mapInArrow(map_batches(count, schema), spark_schema(schema))
+    return {
+        r["source"]: (int(r["docs"] or 0), int(r["tokens"] or 0), int(r["bytes"] or 0))
+        for r in drawn.groupBy("source")
+        .agg(F.sum("n").alias("docs"), F.sum("n_tokens").alias("tokens"),
+             F.sum("bytes").alias("bytes"))
+        .collect()
+    }  # fmt: skip
+
+
+def _shard_writer(shard_dir: Path, token_dir: Path, eot: int, dtype: np.dtype,
+                  compression: str):  # fmt: skip
+    """The mapInArrow function writing one shard's partition, streamed: Parquet row groups
+    of at most GROUP_ROWS rows / GROUP_BYTES of text, token ids appended as they come."""
+    parquet_schema = pa.schema([
+        pa.field("id", pa.string()), pa.field("text", pa.string()), pa.field("url", pa.string()),
+        pa.field("source", pa.string()), pa.field("lang", pa.string()),
+        pa.field("repeat", pa.int32()), pa.field("n_tokens", pa.int64()),
+    ])  # fmt: skip
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        attempt = TaskContext.get().taskAttemptId()
+        shard: int | None = None
+        writer = bin_f = idx_f = None
+        buffered: list[pa.RecordBatch] = []
+        rows = buffered_bytes = docs = tokens = text_bytes = 0
+
+        def flush() -> None:
+            nonlocal rows, buffered_bytes
+            if buffered:
+                writer.write_table(pa.Table.from_batches(buffered))  # type: ignore[union-attr]
+            buffered.clear()
+            rows = buffered_bytes = 0
+
+        try:
+            for batch in batches:
+                if not batch.num_rows:
+                    continue
+                ids = pc.unique(batch.column("shard")).to_pylist()
+                if shard is None:
+                    shard = ids[0]
+                    name = f"shard-{shard:05d}.a{attempt}"
+                    writer = pq.ParquetWriter(shard_dir / ATTEMPTS / f"{name}.parquet",
+                                              parquet_schema, compression=compression)  # fmt: skip
+                    bin_f = open(token_dir / ATTEMPTS / f"{name}.bin", "wb")  # noqa: SIM115
+                    idx_f = open(token_dir / ATTEMPTS / f"{name}.idx", "wb")  # noqa: SIM115
+                if ids != [shard]:  # repartitionById puts exactly one shard in a partition
+                    raise RuntimeError(f"shard task holds shards {sorted({shard, *ids})}")
+                table = batch.select(parquet_schema.names).cast(parquet_schema)
+                size = pc.sum(pc.binary_length(batch.column("text"))).as_py() or 0
+                buffered.append(table)
+                rows += batch.num_rows
+                buffered_bytes += size
+                if rows >= GROUP_ROWS or buffered_bytes >= GROUP_BYTES:
+                    flush()
+                # tokens: each document's ids then EOT; idx: each document's start offset
+                col = batch.column("tokens")
+                lengths = np.diff(col.offsets.to_numpy()).astype(np.int64)
+                flat = col.flatten().to_numpy(zero_copy_only=False).astype(dtype)
+                ends = np.cumsum(lengths)
+                np.insert(flat, ends, eot).astype(dtype).tofile(bin_f)
+                starts = tokens + np.concatenate(([0], ends[:-1])) + np.arange(len(lengths))
+                starts.astype("<i8").tofile(idx_f)
+                tokens += int(lengths.sum()) + len(lengths)
+                docs += batch.num_rows
+                text_bytes += size
+            if shard is None:
+                return  # an empty partition: no shard
+            flush()
+            np.array([tokens], dtype="<i8").tofile(idx_f)
+        finally:
+            for f in (writer, bin_f, idx_f):
+                if f is not None:
+                    f.close()
+        yield pa.RecordBatch.from_pylist(
+            [{"shard": shard, "docs": docs, "tokens": tokens, "text_bytes": text_bytes,
+              "attempt": attempt}], schema=SUMMARY,
+        )  # fmt: skip
+
+    return run

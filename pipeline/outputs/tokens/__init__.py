@@ -1,0 +1,1 @@
+"""The token shards a trainer memory-maps, and the Megatron-LM indexed format."""

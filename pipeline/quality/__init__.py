@@ -1,1 +1,0 @@
-"""The quality classifier: one tokenisation, two backends (naive Bayes, fastText), training."""

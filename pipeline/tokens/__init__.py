@@ -1,1 +1,0 @@
-"""Tokenisation and the token shards a trainer memory-maps."""
