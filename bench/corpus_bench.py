@@ -71,7 +71,7 @@ def _steps(rows: list[dict]) -> list[dict]:
 
     cfg = load_config(CFG)
     for step in (key_step(None, cfg), signature_step(None, cfg), tokens_step(None, cfg)):
-        rows = step(rows) or rows
+        step.check(rows)  # sets the step's fields on every row (no drops)
     return rows
 
 

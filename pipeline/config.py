@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -120,6 +121,27 @@ class PiiConf(_Section):
     )  # fmt: skip
     # IPv6 (datatrove has none): the documentation range, which a rerun leaves alone
     ipv6_replacements: list[str] = Field(default_factory=lambda: ["2001:db8::1", "2001:db8::2"])
+
+
+class RegexFilterConf(_Section):
+    # datatrove's RegexFilter: a document whose text matches a pattern is dropped
+    # (`regex:<name>`, the detail quoting the match), after the rule sets
+    # (pipeline/document/text/regex_filter.py). Python `re` syntax, searched anywhere in the
+    # text, in the order given; `(?i)` for case-insensitive. Compiled when the config loads.
+    enabled: bool = False
+    patterns: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> RegexFilterConf:
+        for name, pattern in self.patterns.items():
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ValueError(
+                    f"regex_filter.patterns.{name}: {pattern!r} is not a regular expression "
+                    f"({e}); fix it or remove the entry"
+                ) from e
+        return self
 
 
 class ExtractConf(_Section):
@@ -426,6 +448,7 @@ class Config(_Section):
     extract: ExtractConf = Field(default_factory=ExtractConf)
     langid: LangIdConf = Field(default_factory=LangIdConf)
     rules: RulesConf = Field(default_factory=RulesConf)
+    regex_filter: RegexFilterConf = Field(default_factory=RegexFilterConf)
     quality: QualityConf = Field(default_factory=QualityConf)
     decontamination: DecontaminationConf = Field(default_factory=DecontaminationConf)
     pii: PiiConf = Field(default_factory=PiiConf)

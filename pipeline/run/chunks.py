@@ -39,9 +39,10 @@ from pipeline.document.url_filter import list_digests
 from pipeline.document.warc.streams import is_url
 from pipeline.engine.models import digest
 from pipeline.run.stage_store import MARKER, parquet_rows, read_marker
-from pipeline.stages.extract import Step, read_and_extract, run_steps
+from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import lid_model_path
 from pipeline.stages.schema import DOC_SCHEMA, spark_schema
+from pipeline.stages.step import Running, run_steps
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ def prefilter_settings(cfg: Config) -> list:
     return [picked, digest(lid_model_path(cfg))]
 
 
-def restep(stored: DataFrame, steps: Sequence[Step], schema: pa.Schema) -> DataFrame:
+def restep(stored: DataFrame, steps: Sequence[Running], schema: pa.Schema) -> DataFrame:
     """A chunk's stored rows with the per-document steps run again from their text: drops by
     extraction stay, every later drop and step field is recomputed."""
     # (the language of pages the pre-filter dropped is kept; the langid step relabels the rest)
@@ -220,7 +221,7 @@ def documents_pass(
     cfg: Config,
     files: list[str],
     root: Path,
-    steps: Sequence[Step],
+    steps: Sequence[Running],
     fields: Sequence[pa.Field],
     steps_fingerprint: str,
     version: str,

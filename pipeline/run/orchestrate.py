@@ -46,7 +46,8 @@ from pipeline.run.preflight import check_run
 from pipeline.run.stage_store import StageResult, materialize
 from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.quality import quality_model_path
-from pipeline.stages.registry import STAGE_METADATA, Stage, enabled_stages
+from pipeline.stages.registry import STAGE_METADATA, enabled_stages
+from pipeline.stages.step import Stage
 from pipeline.stages.tokenize import get_tokenizer
 from pipeline.stages.unique_ids import unique_ids
 
@@ -156,7 +157,7 @@ def _kept(rows: DataFrame) -> DataFrame:
 
 
 def _step_settings(st: Stage, cfg: Config) -> object:
-    return st.step_settings(cfg) if st.step_settings else cfg.section_hash(*st.sections)
+    return st.settings(cfg) if st.settings else cfg.section_hash(*st.sections)
 
 
 def _rows_reaching_steps(stages: list[StageResult], enabled: list[Stage], counts: dict) -> None:
@@ -171,7 +172,7 @@ def _rows_reaching_steps(stages: list[StageResult], enabled: list[Stage], counts
     for st in enabled:
         if not st.corpus:
             results[st.name].rows = left
-        left -= dropped_by.get(st.reject_as, 0) if st.reject_as else 0
+        left -= dropped_by.get(st.ledger, 0)
 
 
 def _decontamination(cfg: Config, matched: dict[str, dict[str, int]]) -> dict:
@@ -260,11 +261,11 @@ def _run_stages(
         # task started before that would fork workers of its own beside the idle warm ones.
         warm.join(timeout=120)
     t_docs = time.perf_counter()
+    built = {st.name: st.step(spark, cfg) for st in stepped}  # on the driver: load, ship
     docs, chunk_results, progress = documents_pass(
         spark, cfg, files, out / "_stages" / "documents",
-        steps=[(st.reject_as or st.name, st.step(spark, cfg), timers[st.name])
-               for st in stepped],
-        fields=[f for st in stepped for f in st.fields(cfg)],
+        steps=[(st.ledger, built[st.name].check, timers[st.name]) for st in stepped],
+        fields=[f for st in stepped for f in built[st.name].fields],
         steps_fingerprint=steps_fp, version=version[0],
         splits_for=lambda n: splits_per_file(spark, cfg, n),
         extract_seconds=timers["extract"], force=force,

@@ -55,13 +55,3 @@ def extended_schema(spark_schema, fields: list[pa.Field]) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return with_fields(to_arrow_schema(spark_schema), fields)
-
-
-def apply_step(docs, step: RowStep, fields: list[pa.Field]):
-    """`docs` with a per-document step applied to every row, its `fields` added. The pipeline
-    runs the steps inside the extract tasks instead (pipeline/stages/extract.py); this is the
-    same step as a DataFrame transform of its own."""
-    from pipeline.stages.schema import spark_schema
-
-    schema = extended_schema(docs.schema, fields)
-    return docs.mapInArrow(map_batches(step, schema), spark_schema(schema))

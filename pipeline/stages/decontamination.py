@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from pipeline.config import Config, DecontaminationConf
 from pipeline.document.text.decontamination import Index, build_index, check, read_items
 from pipeline.engine.models import digest
-from pipeline.stages.arrow_batches import RowStep
+from pipeline.stages.step import DocumentStep, Drop, Stage, Verdict, each
 
 DECONT_FIELDS = [pa.field("decont_set", pa.string()), pa.field("decont_removed_chars", pa.int32())]
 
@@ -61,23 +61,27 @@ def summary(cfg: Config) -> dict:
     }
 
 
-def decont_step(spark: SparkSession, cfg: Config) -> RowStep:
+def decont_step(spark: SparkSession, cfg: Config) -> DocumentStep:
     c = cfg.decontamination
     shipped = spark.sparkContext.broadcast(load_index(c))
     policy, margin, max_pieces, min_piece = (
         c.policy, c.margin_chars, c.max_pieces, c.min_piece_chars
     )  # fmt: skip
 
-    def decontaminate(rows: list[dict]) -> list[dict]:
-        index = shipped.value
-        for r in rows:
-            v = check(r["text"] or "", index, policy, margin, max_pieces, min_piece)
-            r["decont_set"] = v.set_name
-            r["decont_removed_chars"] = v.removed_chars
-            r["text"] = v.text
-            if v.rejected:
-                r["reject_stage"], r["reject_reason"] = "decont", v.set_name
-                r["reject_detail"] = v.detail[:1000]
-        return rows
+    def decontaminate(doc: dict) -> Verdict:
+        v = check(doc["text"] or "", shipped.value, policy, margin, max_pieces, min_piece)
+        doc["decont_set"] = v.set_name
+        doc["decont_removed_chars"] = v.removed_chars
+        doc["text"] = v.text
+        return Drop(v.set_name, v.detail) if v.rejected else None
 
-    return decontaminate
+    return DocumentStep(DECONT_FIELDS, each(decontaminate))
+
+
+STAGE = Stage(
+    "decontamination",
+    ledger="decont",
+    step=decont_step,
+    settings=decont_settings,
+    enabled=lambda c: c.decontamination.enabled and bool(c.decontamination.sets),
+)

@@ -10,8 +10,8 @@ from pyspark.sql import functions as F
 
 from pipeline.config import Config
 from pipeline.document.dedup.normalize import exact_key
-from pipeline.stages.arrow_batches import RowStep, apply_step
 from pipeline.stages.dedup_components import cut_lineage
+from pipeline.stages.step import DocumentStep, Stage, Verdict, each, transform
 
 KEY_FIELDS = [pa.field("exact_key", pa.string())]
 
@@ -26,15 +26,14 @@ def mark_rejected(df: DataFrame, cond, stage: str, reason: str, detail) -> DataF
     })  # fmt: skip
 
 
-def key_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no settings)
-    """The per-document half: each row's `exact_key` (run in the extract tasks)."""
+def key_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no settings)
+    """The per-document half: each document's `exact_key` (run in the extract tasks)."""
 
-    def key(rows: list[dict]) -> list[dict]:
-        for r in rows:
-            r["exact_key"] = exact_key(r["text"] or "")
-        return rows
+    def key(doc: dict) -> Verdict:
+        doc["exact_key"] = exact_key(doc["text"] or "")
+        return None  # the verdicts are the corpus half's
 
-    return key
+    return DocumentStep(KEY_FIELDS, each(key))
 
 
 def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
@@ -47,7 +46,7 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     key, so a hot key streams through it in bounded memory."""
     keyed = docs
     if "exact_key" not in docs.columns:  # computed once, not again for the join
-        keyed = cut_lineage(apply_step(docs, key_step(spark, cfg), KEY_FIELDS))
+        keyed = cut_lineage(transform(docs, "exact_dup", key_step(spark, cfg)))
     groups = (
         keyed.select("exact_key", "crawl_pos", "doc_id")
         .groupBy("exact_key")
@@ -65,3 +64,7 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     return out.withColumn("exact_copies", F.when(F.col("reject_reason").isNull(), copies)).drop(
         "_first", "_n"
     )
+
+
+STAGE = Stage("exact_dedup", ledger="exact_dup", step=key_step, corpus=exact_dedup,
+              enabled=lambda c: c.exact_dedup.enabled, settings=lambda c: None)  # fmt: skip

@@ -24,45 +24,11 @@ from pipeline.document.extract import Screen, process_record
 from pipeline.document.langid import cheap_view, load_fasttext, predict_languages, prefilter_verdict
 from pipeline.document.url_filter import load_url_filter
 from pipeline.engine.models import load_shipped, ship
-from pipeline.stages.arrow_batches import RowStep, with_fields
+from pipeline.stages.arrow_batches import with_fields
 from pipeline.stages.langid import lid_model_path
 from pipeline.stages.read import read_warcs
 from pipeline.stages.schema import DOC_SCHEMA
-
-# A per-document step: (the ledger `stage` of its drops, function on a batch of rows, its
-# task-seconds counter).
-Step = tuple[str, RowStep, Accumulator]
-
-
-def _guarded(stage: str, fn: RowStep, live: list[dict]) -> None:
-    """`fn` on the batch; if it raises, on each row alone, so that only the rows it fails on
-    are dropped (`<stage>:error`, with the exception) and the task goes on: one hostile page
-    must not abort a pass over thousands of files."""
-    try:
-        fn(live)
-        return
-    except Exception:  # noqa: BLE001 (any failure of a step is a verdict on a row)
-        pass
-    for r in live:
-        if r.get("reject_reason") is not None:
-            continue  # the batch call had already judged it
-        try:
-            fn([r])
-        except Exception as e:  # noqa: BLE001
-            r["reject_stage"], r["reject_reason"] = stage, "error"
-            r["reject_detail"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:500]
-
-
-def run_steps(rows: list[dict], steps: Sequence[Step]) -> list[dict]:
-    """Each step in order on the rows no earlier step (or extraction) rejected."""
-    for stage, fn, seconds in steps:
-        live = [r for r in rows if r.get("reject_reason") is None]
-        if not live:
-            break
-        t0 = time.perf_counter()
-        _guarded(stage, fn, live)  # steps set fields on the rows they are given
-        seconds.add(time.perf_counter() - t0)
-    return rows
+from pipeline.stages.step import Running, run_steps
 
 
 def language_screen(spark: SparkSession, cfg: Config) -> Screen | None:
@@ -89,7 +55,7 @@ def read_and_extract(
     files: list[str],
     cfg: Config,
     splits_per_file: int,
-    steps: Sequence[Step] = (),
+    steps: Sequence[Running] = (),
     fields: Sequence[pa.Field] = (),
     extract_seconds: Accumulator | None = None,
     first_index: int = 0,

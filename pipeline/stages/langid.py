@@ -7,12 +7,12 @@ kept is `lang:not_kept` (unless `route_by_language`, which keeps it for data/lan
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from pipeline.config import Config
 from pipeline.document.langid import language_verdict, load_fasttext, predict_languages
 from pipeline.engine.models import load_shipped, resolve, ship
-from pipeline.stages.arrow_batches import RowStep, apply_step
+from pipeline.stages.step import DocumentStep, Drop, Stage, Verdict
 
 LANG_FIELDS = [pa.field("lang", pa.string()), pa.field("lang_score", pa.float64())]
 
@@ -26,25 +26,22 @@ def lid_model_path(cfg: Config):
     )
 
 
-def language_step(spark: SparkSession, cfg: Config) -> RowStep:
-    """Sets `lang` and `lang_score` on each row given; drops marked with reasons."""
+def language_step(spark: SparkSession, cfg: Config) -> DocumentStep:
+    """Sets `lang` and `lang_score` on each document; a verdict from them."""
     name = ship(spark, lid_model_path(cfg))
     conf = cfg.langid
 
-    def label(rows: list[dict]) -> list[dict]:
+    def label(docs: list[dict]) -> list[Verdict]:
         model = load_shipped(name, load_fasttext)
-        preds = predict_languages(model, [r["text"] or "" for r in rows])
-        for row, (lang, score) in zip(rows, preds, strict=True):
-            row["lang"], row["lang_score"] = lang, score
+        preds = predict_languages(model, [d["text"] or "" for d in docs])
+        verdicts: list[Verdict] = []
+        for doc, (lang, score) in zip(docs, preds, strict=True):
+            doc["lang"], doc["lang_score"] = lang, score
             verdict = language_verdict(lang, score, conf)
-            if verdict:
-                row["reject_stage"] = "lang"
-                row["reject_reason"], row["reject_detail"] = verdict
-        return rows
+            verdicts.append(Drop(*verdict) if verdict else None)
+        return verdicts
 
-    return label
+    return DocumentStep(LANG_FIELDS, label)
 
 
-def identify_language(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    """`docs` (all kept so far) with `lang` and `lang_score`; drops marked with reasons."""
-    return apply_step(docs, language_step(spark, cfg), LANG_FIELDS)
+STAGE = Stage("langid", ledger="lang", step=language_step, model=lid_model_path)

@@ -21,9 +21,9 @@ from pyspark.sql import functions as F
 
 from pipeline.config import Config
 from pipeline.document.dedup.minhash import MinHasher
-from pipeline.stages.arrow_batches import RowStep, apply_step
 from pipeline.stages.dedup_components import connected_components, cut_lineage
 from pipeline.stages.exact_dedup import mark_rejected
+from pipeline.stages.step import DocumentStep, Stage, Verdict, each, transform
 
 SIG_FIELDS = [pa.field("minhash", pa.list_(pa.int32())), pa.field("bands", pa.list_(pa.int64()))]
 
@@ -39,20 +39,19 @@ def signature_settings(cfg: Config) -> dict:
     return {"shingle_size": c.shingle_size, "bands": c.bands, "rows": c.rows, "seed": c.seed}
 
 
-def signature_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no model)
-    """The per-document half: each row's MinHash signature and band keys (numpy, whole
+def signature_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no model)
+    """The per-document half: each document's MinHash signature and band keys (numpy, whole
     documents; run in the extract tasks)."""
     hasher = hasher_of(cfg)
     _ = hasher.permutations  # computed here and shipped with the step: workers skip datasketch
 
-    def sign(rows: list[dict]) -> list[dict]:
-        for r in rows:
-            sig = hasher.signature(r["text"] or "")
-            r["minhash"] = sig.view("int32").tolist()
-            r["bands"] = hasher.band_keys(sig).tolist()
-        return rows
+    def sign(doc: dict) -> Verdict:
+        sig = hasher.signature(doc["text"] or "")
+        doc["minhash"] = sig.view("int32").tolist()
+        doc["bands"] = hasher.band_keys(sig).tolist()
+        return None  # the verdicts are the corpus half's
 
-    return sign
+    return DocumentStep(SIG_FIELDS, each(sign))
 
 
 def _agreement(a: str, b: str, n: int):
@@ -66,7 +65,7 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     c = cfg.near_dedup
     hasher = hasher_of(cfg)
     if "minhash" not in docs.columns:
-        docs = cut_lineage(apply_step(docs, signature_step(spark, cfg), SIG_FIELDS))
+        docs = cut_lineage(transform(docs, "near_dup", signature_step(spark, cfg)))
     sigs = docs.select("crawl_pos", "minhash", "bands")
     buckets = sigs.select("crawl_pos", F.posexplode("bands").alias("band", "key"))
     roots = (
@@ -121,3 +120,7 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
         F.format_string("kept %s, estimated Jaccard %.3f", F.col("dup_cluster"), F.col("_jaccard")),
     )
     return out.drop("node", "component", "_root_id", "_size", "_jaccard")
+
+
+STAGE = Stage("near_dedup", ledger="near_dup", step=signature_step, corpus=near_dedup,
+              enabled=lambda c: c.near_dedup.enabled, settings=signature_settings)  # fmt: skip

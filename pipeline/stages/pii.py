@@ -9,20 +9,23 @@ from pyspark.sql import SparkSession
 
 from pipeline.config import Config
 from pipeline.document.text.pii import redact
-from pipeline.stages.arrow_batches import RowStep
+from pipeline.stages.step import DocumentStep, Stage, Verdict, each
 
 PII_FIELDS = [pa.field("pii_emails", pa.int32()), pa.field("pii_ips", pa.int32())]
 
 
-def pii_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no model)
+def pii_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no model)
     c = cfg.pii
     emails = tuple(c.email_replacements) if c.emails else ()
     ips = tuple(c.ip_replacements) if c.ips else ()
     ipv6s = tuple(c.ipv6_replacements) if c.ips else ()
 
-    def format_pii(rows: list[dict]) -> list[dict]:
-        for r in rows:
-            r["text"], r["pii_emails"], r["pii_ips"] = redact(r["text"] or "", emails, ips, ipv6s)
-        return rows
+    def format_pii(doc: dict) -> Verdict:
+        doc["text"], doc["pii_emails"], doc["pii_ips"] = redact(doc["text"] or "", emails, ips,
+                                                                ipv6s)  # fmt: skip
+        return None  # rewrites, never drops
 
-    return format_pii
+    return DocumentStep(PII_FIELDS, each(format_pii))
+
+
+STAGE = Stage("pii", step=pii_step, enabled=lambda c: c.pii.enabled)

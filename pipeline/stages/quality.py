@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from pipeline.config import Config
 from pipeline.document.quality.fasttext_backend import meta_path
 from pipeline.document.quality.model import load_quality_model
 from pipeline.engine.models import load_shipped, resolve, ship
-from pipeline.stages.arrow_batches import RowStep, apply_step
+from pipeline.stages.step import DocumentStep, Drop, Stage, Verdict
 
 QUALITY_FIELDS = [pa.field("quality_score", pa.float64())]
 
@@ -26,31 +26,32 @@ def quality_model_path(cfg: Config) -> Path:
     )
 
 
-def quality_step(spark: SparkSession, cfg: Config) -> RowStep:
+def quality_step(spark: SparkSession, cfg: Config) -> DocumentStep:
     conf = cfg.quality
     path = quality_model_path(cfg)
     name = ship(spark, path)
     if conf.backend == "fasttext" and meta_path(path).is_file():
         ship(spark, meta_path(path))
 
-    def score(rows: list[dict]) -> list[dict]:
+    def score(docs: list[dict]) -> list[Verdict]:
         model = load_shipped(
             name, lambda p: load_quality_model(p, conf), f"{conf.backend}:{conf.use_prior}"
         )
-        judged = [r for r in rows if conf.applies_to(r.get("lang"))]
-        for row in rows:
-            row["quality_score"] = None
-        for row, s in zip(judged, model.score_texts([r["text"] or "" for r in judged]),
+        judged = [d for d in docs if conf.applies_to(d.get("lang"))]
+        for doc in docs:
+            doc["quality_score"] = None
+        for doc, s in zip(judged, model.score_texts([d["text"] or "" for d in judged]),
                           strict=True):  # fmt: skip
-            row["quality_score"] = s
-            if s < conf.threshold:
-                row["reject_stage"] = "quality"
-                row["reject_reason"] = "below_threshold"
-                row["reject_detail"] = f"{s:.3f} < {conf.threshold:g}"
-        return rows
+            doc["quality_score"] = s
+        return [
+            Drop("below_threshold", f"{s:.3f} < {conf.threshold:g}")
+            if (s := d["quality_score"]) is not None and s < conf.threshold
+            else None
+            for d in docs
+        ]
 
-    return score
+    return DocumentStep(QUALITY_FIELDS, score)
 
 
-def score_quality(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    return apply_step(docs, quality_step(spark, cfg), QUALITY_FIELDS)
+STAGE = Stage("quality", step=quality_step, model=quality_model_path,
+              enabled=lambda c: c.quality.enabled)  # fmt: skip

@@ -9,11 +9,11 @@ Each set's statistics are a struct column (`<set>_stats`), null where the set di
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from pipeline.config import Config
 from pipeline.document.text.rules import checks, evaluate, stat_names
-from pipeline.stages.arrow_batches import RowStep, apply_step
+from pipeline.stages.step import DocumentStep, Drop, Stage, Verdict, each
 
 
 def rule_fields(cfg: Config) -> list[pa.Field]:
@@ -24,28 +24,22 @@ def rule_fields(cfg: Config) -> list[pa.Field]:
     ]
 
 
-def rules_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no model)
+def rules_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no model)
     rules = cfg.rules
     all_checks = checks(rules)
 
-    def check(rows: list[dict]) -> list[dict]:
-        for row in rows:
-            row["failed_rules"] = []
-            if not rules.applies_to(row.get("lang")):
-                continue
-            res = evaluate(row["text"] or "", row.get("lang"), rules, all_checks)
-            row["text"] = res.text
-            for name, stats in res.stats.items():
-                row[f"{name}_stats"] = stats
-            row["failed_rules"] = res.failed
-            if res.failed:
-                row["reject_stage"] = "rules"
-                row["reject_reason"] = res.failed[0]
-                row["reject_detail"] = "; ".join(res.details)[:1000]
-        return rows
+    def check(doc: dict) -> Verdict:
+        doc["failed_rules"] = []
+        if not rules.applies_to(doc.get("lang")):
+            return None
+        res = evaluate(doc["text"] or "", doc.get("lang"), rules, all_checks)
+        doc["text"] = res.text
+        for name, stats in res.stats.items():
+            doc[f"{name}_stats"] = stats
+        doc["failed_rules"] = res.failed
+        return Drop(res.failed[0], "; ".join(res.details)) if res.failed else None
 
-    return check
+    return DocumentStep(rule_fields(cfg), each(check))
 
 
-def apply_rules(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    return apply_step(docs, rules_step(spark, cfg), rule_fields(cfg))
+STAGE = Stage("rules", step=rules_step)

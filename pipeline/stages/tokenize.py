@@ -6,12 +6,12 @@ from __future__ import annotations
 import threading
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from pipeline.config import Config
 from pipeline.document.sources import SourceMatcher
 from pipeline.document.tokenizer import Tokenizer
-from pipeline.stages.arrow_batches import RowStep, apply_step
+from pipeline.stages.step import DocumentStep, Stage, Verdict
 
 TOKEN_FIELDS = [
     pa.field("source", pa.string()),
@@ -33,21 +33,20 @@ def get_tokenizer(name: str, eot: int | None) -> Tokenizer:
         return _tokenizers[key]
 
 
-def tokens_step(spark: SparkSession, cfg: Config) -> RowStep:  # noqa: ARG001 (no shipping)
+def tokens_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no shipping)
     tok_conf, src_conf = cfg.tokenizer, cfg.sources
 
-    def encode(rows: list[dict]) -> list[dict]:
+    def encode(docs: list[dict]) -> list[Verdict]:
         tok = get_tokenizer(tok_conf.name, tok_conf.eot_token)
         matcher = SourceMatcher(src_conf.rules, src_conf.default)
-        ids = tok.encode_batch([r["text"] or "" for r in rows])
-        for row, t in zip(rows, ids, strict=True):
-            row["source"] = matcher.source(row.get("url"), row.get("warc_file"))
-            row["tokens"] = t
-            row["n_tokens"] = len(t)
-        return rows
+        ids = tok.encode_batch([d["text"] or "" for d in docs])
+        for doc, t in zip(docs, ids, strict=True):
+            doc["source"] = matcher.source(doc.get("url"), doc.get("warc_file"))
+            doc["tokens"] = t
+            doc["n_tokens"] = len(t)
+        return [None] * len(docs)  # sets fields, never drops
 
-    return encode
+    return DocumentStep(TOKEN_FIELDS, encode)
 
 
-def tokenize(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    return apply_step(docs, tokens_step(spark, cfg), TOKEN_FIELDS)
+STAGE = Stage("tokenize", step=tokens_step, sections=("sources", "tokenizer"))
