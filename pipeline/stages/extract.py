@@ -5,7 +5,8 @@ Extraction dominates the run. It runs inside the read tasks (which split large f
 range), so the raw HTML goes from the WARC to trafilatura without a shuffle or a trip
 through the JVM. The per-document halves of the later stages (language ID, rules, quality,
 dedup keys and signatures, tokens) follow on each batch of extracted rows before anything
-leaves Python, so the pass is one Spark job and one write, whatever the number of stages.
+leaves Python (run by the step mechanism, step.py), so the pass is one Spark job and one
+write, whatever the number of stages.
 """
 
 from __future__ import annotations

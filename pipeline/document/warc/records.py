@@ -86,27 +86,25 @@ def sniff_html(head: bytes) -> bool:
     return h.startswith((b"<!doctype html", b"<html", b"<head", b"<!--", b"<body", b"<meta"))
 
 
+# Every column a reader row has (the document schema's first columns), unset.
+_UNSET_ROW: dict[str, Any] = dict.fromkeys((
+    "doc_id", "url", "host", "warc_date", "warc_type", "warc_file", "warc_offset", "crawl_pos",
+    "http_status", "content_type", "skipped_bytes", "transfer_encoding", "content_encoding",
+    "payload", "reject_stage", "reject_reason", "reject_detail",
+))  # fmt: skip
+
+
 def _base_row(path: str, rec: Record) -> dict[str, Any]:
     h = rec.headers
     url = clean_uri(h.get_header("WARC-Target-URI"))
     return {
+        **_UNSET_ROW,
         "doc_id": h.get_header("WARC-Record-ID"),
         "url": url,
         "host": host_of(url),
         "warc_date": (h.get_header("WARC-Date") or "").strip(),
         "warc_type": rec.rec_type,
         "warc_file": path,
-        "warc_offset": None,
-        "crawl_pos": None,
-        "http_status": None,
-        "content_type": None,
-        "skipped_bytes": None,
-        "transfer_encoding": None,
-        "content_encoding": None,
-        "payload": None,
-        "reject_stage": None,
-        "reject_reason": None,
-        "reject_detail": None,
     }
 
 
@@ -341,6 +339,7 @@ def file_error_row(
     same row."""
     doc_id = "file:" + hashlib.sha1(f"{path}\x00{offset}\x00{sub}".encode()).hexdigest()
     return {
+        **_UNSET_ROW,
         "doc_id": doc_id,
         "url": path,
         "host": "",
@@ -349,12 +348,6 @@ def file_error_row(
         "warc_file": path,
         "warc_offset": offset,
         "crawl_pos": crawl_pos(file_index, offset + sub),
-        "http_status": None,
-        "content_type": None,
-        "skipped_bytes": None,
-        "transfer_encoding": None,
-        "content_encoding": None,
-        "payload": None,
         "reject_stage": STAGE,
         "reject_reason": reason,
         "reject_detail": detail,
