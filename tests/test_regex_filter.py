@@ -72,3 +72,12 @@ def test_a_run_drops_exactly_the_documents_whose_text_matches(spark, cfg, sample
     assert len(dropped) == len(ledger)
     assert all(re.search(pattern, r["text"]) for r in dropped)
     assert m["counts"]["read"] == base["counts"]["read"]
+    # the report's funnel has the new stage with no code of its own: its label from the
+    # registry entry, the next stage's count its survivors
+    from pipeline.outputs.report import report_data
+
+    funnel = report_data(tmp_path / "out")["funnel"]
+    i = next(k for k, f in enumerate(funnel) if f["stage"] == "regex_filter")
+    assert funnel[i]["label"] == "rules passed"
+    assert funnel[i + 1]["label"] == "no pattern matched"
+    assert funnel[i + 1]["count"] == funnel[i]["count"] - len(ledger)

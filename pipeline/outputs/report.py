@@ -16,9 +16,9 @@ import json
 import math
 from pathlib import Path
 
-# What a record that passed each stage is; the funnel shows the records reaching each stage
-# under the label of the stage before it (stages that drop nothing are left out).
-PASSED = {
+# Runs written before the manifest named each stage's `passed` label (the registry's
+# `Stage.passed` now): the labels they had then.
+EARLIER_LABELS = {
     "extract": "text extracted (or language decided before)",
     "langid": "language kept",
     "rules": "rules passed",
@@ -35,11 +35,14 @@ def report_data(out: Path) -> dict:
     budget_path = out / "budget.json"
     budget = json.loads(budget_path.read_text()) if budget_path.is_file() else None
     stages = manifest["stages"]
+    # the records reaching each stage, under the label of what passed the stage before it
+    labelled = any("passed" in s for s in stages)
     funnel, label = [], "records read"
     for s in stages:
-        if s["name"] in PASSED:
+        passed = s.get("passed") if labelled else EARLIER_LABELS.get(s["name"])
+        if passed:
             funnel.append({"stage": s["name"], "label": label, "count": s["rows"]})
-            label = PASSED[s["name"]]
+            label = passed
     funnel.append({"stage": "kept", "label": "kept", "count": manifest["counts"]["kept"]})
     dist = manifest.get("distributions", {})
     width = dist.get("quality_score_bin_width", 0.25)

@@ -152,6 +152,9 @@ def ledger_output(frames: list[DataFrame], parts: int) -> DataFrame:
     return ledger.repartition(max(1, parts), by_file).sortWithinPartitions("crawl_pos")
 
 
+EXTRACTED = "text extracted (or language decided before)"
+
+
 def _kept(rows: DataFrame) -> DataFrame:
     return rows.where(F.col("reject_reason").isNull())
 
@@ -309,6 +312,9 @@ def _run_stages(
         results[st.name] = res
         _progress(res)
     stages = [results["extract"], *(results[st.name] for st in enabled)]
+    # the report's funnel: what a record that passed each stage is (a stage with none drops
+    # nothing but errors and is left out of the funnel)
+    passed = {"extract": EXTRACTED, **{st.name: st.passed for st in enabled}}
 
     t0 = time.perf_counter()
     n_files = cfg.output.data_files or n_parts
@@ -384,6 +390,7 @@ def _run_stages(
         "languages": outcomes.languages,
         "stages": [
             {"name": s.name, "status": s.status, "seconds": round(s.seconds, 3), "rows": s.rows}
+            | ({"passed": passed[s.name]} if passed.get(s.name) else {})
             for s in stages
         ],
         # extraction and the steps all run in the documents pass (the `extract` stage's time);

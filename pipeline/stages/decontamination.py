@@ -84,4 +84,5 @@ STAGE = Stage(
     step=decont_step,
     settings=decont_settings,
     enabled=lambda c: c.decontamination.enabled and bool(c.decontamination.sets),
+    passed="not contaminated",
 )

@@ -67,4 +67,5 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
 
 
 STAGE = Stage("exact_dedup", ledger="exact_dup", step=key_step, corpus=exact_dedup,
-              enabled=lambda c: c.exact_dedup.enabled, settings=lambda c: None)  # fmt: skip
+              enabled=lambda c: c.exact_dedup.enabled, settings=lambda c: None,
+              passed="no exact duplicate")  # fmt: skip

@@ -44,4 +44,5 @@ def language_step(spark: SparkSession, cfg: Config) -> DocumentStep:
     return DocumentStep(LANG_FIELDS, label)
 
 
-STAGE = Stage("langid", ledger="lang", step=language_step, model=lid_model_path)
+STAGE = Stage("langid", ledger="lang", step=language_step, model=lid_model_path,
+              passed="language kept")  # fmt: skip

@@ -123,4 +123,5 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
 
 
 STAGE = Stage("near_dedup", ledger="near_dup", step=signature_step, corpus=near_dedup,
-              enabled=lambda c: c.near_dedup.enabled, settings=signature_settings)  # fmt: skip
+              enabled=lambda c: c.near_dedup.enabled, settings=signature_settings,
+              passed="no near duplicate")  # fmt: skip

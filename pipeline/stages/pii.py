@@ -28,4 +28,4 @@ def pii_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 
     return DocumentStep(PII_FIELDS, each(format_pii))
 
 
-STAGE = Stage("pii", step=pii_step, enabled=lambda c: c.pii.enabled)
+STAGE = Stage("pii", step=pii_step, enabled=lambda c: c.pii.enabled, passed=None)

@@ -29,6 +29,7 @@ STAGES: list[Stage] = [
         ledger="regex",
         step=per_document(regex_filter.checker),
         enabled=lambda c: c.regex_filter.enabled and bool(c.regex_filter.patterns),
+        passed="no pattern matched",
     ),
     quality.STAGE,
     decontamination.STAGE,  # after the filters (it reads their kept text), before dedup keys

@@ -157,7 +157,12 @@ class Stage:
     enabled: Callable[[Config], bool] = lambda cfg: True
     settings: Callable[[Config], object] | None = None  # what the step reads (default: sections)
     model: Callable[[Config], Path] | None = None  # its model file is in the fingerprints too
+    # what a document that passed it is, in the report's funnel (default "<name> passed");
+    # None: it drops nothing (but errors), and the funnel leaves it out
+    passed: str | None = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ledger", self.ledger or self.name)
         object.__setattr__(self, "sections", self.sections or (self.name,))
+        if self.passed == "":
+            object.__setattr__(self, "passed", f"{self.name.replace('_', ' ')} passed")

@@ -49,4 +49,4 @@ def tokens_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG0
     return DocumentStep(TOKEN_FIELDS, encode)
 
 
-STAGE = Stage("tokenize", step=tokens_step, sections=("sources", "tokenizer"))
+STAGE = Stage("tokenize", step=tokens_step, sections=("sources", "tokenizer"), passed="tokenized")
