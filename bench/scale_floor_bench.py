@@ -30,33 +30,16 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
+from e2e_bench import floor_seconds  # noqa: E402
 from scale_bench import WORK, build_crawl, curate, manifest  # noqa: E402
 
 from pipeline.config import Config, load_config  # noqa: E402
-from pipeline.document.extract import extract_text  # noqa: E402
-from pipeline.document.warc.decode import decode_body, to_unicode  # noqa: E402
-from pipeline.document.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
 
 
 def extraction_seconds(args: tuple[list[str], dict]) -> tuple[float, int]:
-    """trafilatura's seconds over the records of `files`, reading and decoding untimed."""
+    """The e2e benchmark's floor (bench/e2e_bench.py) over `files`, in a pool process."""
     files, cfg_json = args
-    cfg = Config.model_validate(cfg_json)
-    policy = RecordPolicy.from_conf(cfg.read)
-    spent, n = 0.0, 0
-    for i, w in enumerate(files):
-        with open(w, "rb") as fh:
-            for row in iter_warc_rows(fh, i, w, policy):
-                if row["reject_reason"] is not None:
-                    continue
-                body = decode_body(row["payload"], row["transfer_encoding"],
-                                   row["content_encoding"], cfg.read.max_decoded_bytes)  # fmt: skip
-                html = to_unicode(body, row["content_type"])[0]
-                t0 = time.perf_counter()
-                extract_text(html, row["url"], cfg.extract)
-                spent += time.perf_counter() - t0
-                n += 1
-    return spent, n
+    return floor_seconds([Path(f) for f in files], Config.model_validate(cfg_json))
 
 
 def main() -> int:
