@@ -8,9 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import regex
 
 from pipeline.config import RulesConf
-from pipeline.document.text.gopher import repetition_stats
+from pipeline.document.text.gopher import quality_stats, repetition_stats
 from pipeline.document.text.rules import checks, evaluate
 from pipeline.document.text.words import split_words
 from pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
@@ -224,6 +225,68 @@ def test_vectorised_ngram_stats_match_reference(seed):
     ref = _reference(text, split_words(text))
     for key, value in ref.items():
         assert got[key] == pytest.approx(value), key
+
+
+_PIECES = ["the", "The", "of", "and", "Straße", "don't", "3.14", "x²", "²", "naïve", "ு",
+           "தும", "_", "a_b", "#", "...", "…", "-", "•", "—", "2024", "state-of-the-art",
+           "Ⅻ", "‍", " ", " ", " ", "\n", "\n", "\n\n", "\t", "  "]  # fmt: skip
+
+
+def _plain_quality(text: str, words: list[str], stop: frozenset, bullets, all_lines: bool):
+    """The quality statistics as Rae et al. define them, one token and one line at a time."""
+    word = [w for w in words if regex.search(r"[\w\p{M}]", w)]
+    lines = [ln.strip() for ln in text.splitlines()]
+    lines = lines if all_lines else [ln for ln in lines if ln]
+    n = len(words)
+    return {
+        "n_words": float(len(word)),
+        "mean_word_length": sum(len(w) for w in word) / len(word) if word else 0.0,
+        "hash_ratio": text.count("#") / n if n else 0.0,
+        "ellipsis_ratio": (text.count("...") + text.count("…")) / n if n else 0.0,
+        "bullet_lines_ratio": sum(ln.startswith(bullets) for ln in lines) / (len(lines) or 1),
+        "ellipsis_lines_ratio": (
+            sum(ln.endswith(("...", "…")) for ln in lines) / (len(lines) or 1)
+        ),
+        "alpha_words_ratio": (
+            sum(1 for w in word if regex.search(r"[^\W\d_]", w)) / n if n else 0.0
+        ),
+        "stop_words": float(len({w.lower() for w in word} & stop)),
+    }
+
+
+def _plain_duplicates(parts: list[str]) -> tuple[int, int]:
+    seen: set[str] = set()
+    n = chars = 0
+    for p in parts:
+        if p in seen:
+            n, chars = n + 1, chars + len(p)
+        seen.add(p)
+    return n, chars
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_statistics_match_their_plain_definitions(seed):
+    """The C-level shortcuts (str.isalpha before the regexes, str.split for lines, set sizes
+    for duplicates) give what a token-by-token, line-by-line count gives, on text mixing
+    scripts, marks, digits, symbols and blank lines (edges included: leading/trailing
+    newlines, nothing at all)."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_PIECES) for _ in range(rng.choice([0, 1, 5, 60, 400])))
+    if seed % 5 == 0:
+        text = "\n" + text + "\n\n"
+    words = split_words(text)
+    stop = frozenset(["the", "of", "and"])
+    for all_lines in (False, True):
+        got = quality_stats(text, words, stop, ("•", "-"), False, all_lines)
+        assert got == _plain_quality(text, words, stop, ("•", "-"), all_lines)
+    got = repetition_stats(text, words, (2,), (5,))
+    size = len(text) or 1
+    paras, lines = re.split(r"\n{2,}", text.strip()), re.split(r"\n+", text)
+    (dp, dpc), (dl, dlc) = _plain_duplicates(paras), _plain_duplicates(lines)
+    assert got["dup_para_frac"] == dp / len(paras)
+    assert got["dup_para_char_frac"] == dpc / size
+    assert got["dup_line_frac"] == dl / len(lines)
+    assert got["dup_line_char_frac"] == dlc / size
 
 
 def test_c4_rules_edit_lines_and_drop_documents():
