@@ -11,9 +11,12 @@ new URLs, a one-word edit per page, 15% duplicates), on 2 cores.
 The target of issue 23: ours <= 1.2x the floor at >= 20,000 records.
 
     python bench/scale_floor_bench.py [--files 28] [--pages-per-file 720] [--prefilter-off-too]
+                                      [--rounds 1] [--out bench/results/scale_floor.json]
 
-`--prefilter-off-too` adds a second run of ours with `langid.prefilter: false`, after the
-first: what the language pre-filter costs on this crawl, where ~97% of pages are English.
+`--prefilter-off-too` adds a run of ours with `langid.prefilter: false` to each round: what
+the language pre-filter costs on this crawl, where ~97% of pages are English. `--rounds N`
+repeats the runs in alternating order (the machine's speed drifts by tens of percent over an
+hour; each round's ratios are against that round's floor) and reports medians.
 
 Writes bench/results/scale_floor.json.
 """
@@ -24,6 +27,7 @@ import argparse
 import json
 import multiprocessing as mp
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -57,54 +61,61 @@ def run_ours(config: Path, files: list[str], out: Path) -> dict:
     return ours
 
 
+def floor_run(files: list[str], cfg: Config) -> dict:
+    """The floor: trafilatura alone over `files`, half of them in each of two processes."""
+    halves = [files[0::2], files[1::2]]
+    t0 = time.perf_counter()
+    with mp.get_context("spawn").Pool(2) as pool:
+        parts = pool.map(extraction_seconds, [(h, cfg.model_dump(mode="json")) for h in halves])
+    return {
+        "extraction_seconds_per_process": [round(s, 1) for s, _ in parts],
+        "records_extracted": sum(n for _, n in parts),
+        "seconds_on_2_cores": round(sum(s for s, _ in parts) / 2, 1),
+        "wall_of_the_two_processes_incl_reading": round(time.perf_counter() - t0, 1),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=28)
     ap.add_argument("--pages-per-file", type=int, default=720)
     ap.add_argument("--prefilter-off-too", action="store_true")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "scale_floor.json"))
     args = ap.parse_args()
     files = build_crawl(args.files, args.pages_per_file)
     cfg = load_config(ROOT / "conf" / "default.yaml")
-    config = WORK / "floor-run.yaml"
-    config.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
-    out = WORK / "runs" / "floor-ours"
-    ours = run_ours(config, files, out)
-    print("ours", json.dumps(ours), flush=True)
-    unfiltered = None
+    sides = {"ours": cfg}
     if args.prefilter_off_too:
-        cfg_off = cfg.model_copy(deep=True)
-        cfg_off.langid.prefilter = False
-        config_off = WORK / "floor-run-no-prefilter.yaml"
-        config_off.write_text(yaml.safe_dump(cfg_off.model_dump(mode="json")))
-        unfiltered = run_ours(config_off, files, WORK / "runs" / "floor-ours-no-prefilter")
-        print("ours, no pre-filter", json.dumps(unfiltered), flush=True)
-
-    halves = [files[0::2], files[1::2]]
-    t0 = time.perf_counter()
-    with mp.get_context("spawn").Pool(2) as pool:
-        parts = pool.map(extraction_seconds, [(h, cfg.model_dump(mode="json")) for h in halves])
-    floor_wall = time.perf_counter() - t0
-    summed = sum(s for s, _ in parts)
-    floor = summed / 2
-    result = {
-        "date": time.strftime("%Y-%m-%d"),
-        "files": len(files),
-        "ours": ours,
-        "floor": {
-            "extraction_seconds_per_process": [round(s, 1) for s, _ in parts],
-            "records_extracted": sum(n for _, n in parts),
-            "seconds_on_2_cores": round(floor, 1),
-            "wall_of_the_two_processes_incl_reading": round(floor_wall, 1),
-        },
-        "ours_wall_over_floor": round(ours["seconds"] / floor, 3),
-    }
-    if unfiltered is not None:
-        result["ours_without_prefilter"] = unfiltered
-        result["ours_without_prefilter_wall_over_floor"] = round(unfiltered["seconds"] / floor, 3)
-    (ROOT / "bench" / "results" / "scale_floor.json").write_text(
-        json.dumps(result, indent=2) + "\n"
-    )
-    print(json.dumps(result, indent=2))
+        sides["ours_without_prefilter"] = cfg.model_copy(deep=True)
+        sides["ours_without_prefilter"].langid.prefilter = False
+    configs = {}
+    for name, c in sides.items():
+        configs[name] = WORK / f"floor-run-{name}.yaml"
+        configs[name].write_text(yaml.safe_dump(c.model_dump(mode="json")))
+    order = [*sides, "floor"]
+    rounds: list[dict] = []
+    for r in range(args.rounds):
+        got: dict = {}
+        for name in order if r % 2 == 0 else order[::-1]:  # alternate: drift hits both
+            if name == "floor":
+                got[name] = floor_run(files, cfg)
+            else:
+                got[name] = run_ours(configs[name], files, WORK / "runs" / f"floor-{name}")
+            print(f"round {r + 1} {name}", json.dumps(got[name]), flush=True)
+        floor = got["floor"]["seconds_on_2_cores"]
+        for name in sides:
+            got[f"{name}_wall_over_floor"] = round(got[name]["seconds"] / floor, 3)
+        rounds.append(got)
+    result = {"date": time.strftime("%Y-%m-%d"), "files": len(files), "rounds": rounds}
+    for name in sides:
+        key = f"{name}_wall_over_floor"
+        result[f"median_{key}"] = round(statistics.median(g[key] for g in rounds), 3)
+    if args.prefilter_off_too:
+        ratios = [g["ours"]["seconds"] / g["ours_without_prefilter"]["seconds"] for g in rounds]
+        result["median_with_over_without_prefilter"] = round(statistics.median(ratios), 3)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k != "rounds"}, indent=2))
     return 0
 
 
