@@ -215,9 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {n} records to {args.output}")
         return 0
     if args.command == "report":
+        from pipeline.location import Location
         from pipeline.outputs.report import write_report
 
-        if not (Path(args.dir) / "manifest.json").is_file():
+        if not (Location.of(args.dir) / "manifest.json").is_file():
             print(f"curate: {args.dir} has no manifest.json: not a finished run", file=sys.stderr)
             return 2
         _, page = write_report(args.dir)

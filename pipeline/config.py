@@ -437,6 +437,11 @@ class OutputConf(_Section):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Files of kept documents; 0 = one per extraction partition.
     data_files: int = Field(0, ge=0)
+    # How Spark reads and writes the output location: its own Hadoop connector where the
+    # cluster has one for the scheme, else the Python data source over pyarrow.fs ("auto").
+    spark_io: Literal["auto", "hadoop", "python"] = "auto"
+    # The run lock's lease: a killed run's lock lapses this long after its last renewal.
+    lock_lease_seconds: float = Field(300.0, ge=10)
 
 
 class Config(_Section):

@@ -13,11 +13,11 @@ PKG = ROOT / "pipeline"
 # per-document layer is everything under pipeline/document/; the config and the outputs' pure
 # formulas and file formats are held to the same rule.
 PER_DOCUMENT = sorted(str(p.relative_to(PKG)) for p in (PKG / "document").rglob("*.py")) + [
-    "config.py", "outputs/budget.py", "outputs/tokens/shards.py", "outputs/tokens/megatron.py",
-    "outputs/mixture/sampling.py",
+    "config.py", "location.py", "outputs/budget.py", "outputs/tokens/shards.py",
+    "outputs/tokens/megatron.py", "outputs/mixture/sampling.py",
 ]  # fmt: skip
-# What the per-document layer may import from the package: itself and the config.
-DOCUMENT_MAY_IMPORT = ("pipeline.document", "pipeline.config")
+# What the per-document layer may import from the package: itself, the config, locations.
+DOCUMENT_MAY_IMPORT = ("pipeline.document", "pipeline.config", "pipeline.location")
 
 
 def _module_file(name: str) -> Path | None:

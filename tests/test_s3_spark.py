@@ -11,8 +11,10 @@ import json
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -104,3 +106,179 @@ def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
     again = _curate(env, f"s3://{BUCKET}/{PREFIX}/warc.paths.gz", out)
     assert {c["status"] for c in again["chunks"]} == {"reused"}
     assert run_outputs(out) == run_outputs(local)
+
+
+# ---- every output on S3 (issue 33): a run whose inputs, chunks, markers, lock, data/, ledger,
+# shards, token files, manifest and report all live in the bucket, with no Hadoop S3 connector
+# (pyspark ships none): Spark writes through the project's Python data source over pyarrow.fs.
+
+OUT_BUCKET = "curated"
+
+
+def _download(client, bucket: str, prefix: str, dest: Path) -> list[str]:
+    """Every object under `prefix` copied to `dest` (same relative names); their names."""
+    names = []
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for obj in page.get("Contents", []):
+            if obj["Key"].endswith("/"):
+                continue  # a folder marker (pyarrow.fs writes them), not a file
+            rel = obj["Key"][len(prefix) :].lstrip("/")
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())
+            names.append(rel)
+    return sorted(names)
+
+
+def _popen(env: dict, config: Path, inputs: list[str], out: str, log: Path) -> subprocess.Popen:
+    cmd = [str(Path(sys.executable).parent / "curate"), "run", "--config", str(config),
+           "--input", *inputs, "--output", out]  # fmt: skip
+    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, start_new_session=True,
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
+
+
+def _finish(proc: subprocess.Popen, log: Path) -> None:
+    assert proc.wait(timeout=600) == 0, log.read_text(errors="replace")[-4000:]
+
+
+def _same_files(a: Path, b: Path, sub: str) -> None:
+    names = sorted(p.relative_to(a / sub) for p in (a / sub).rglob("*") if p.is_file())
+    assert names, sub
+    assert names == sorted(p.relative_to(b / sub) for p in (b / sub).rglob("*") if p.is_file())
+    for n in names:
+        assert (a / sub / n).read_bytes() == (b / sub / n).read_bytes(), f"{sub}/{n}"
+
+
+@pytest.fixture(scope="module")
+def s3_inputs(s3, sample_warc, tmp_path_factory):
+    """Three WARCs on disk and in the bucket; a config: one file a chunk, Megatron tokens too."""
+    import yaml
+
+    from pipeline.config import load_config
+    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+
+    client, _, _ = s3
+    client.create_bucket(Bucket=OUT_BUCKET)
+    d = tmp_path_factory.mktemp("s3-inputs")
+    (d / "a.warc.gz").write_bytes(sample_warc.read_bytes())
+    write_pages_warc(d / "b.warc.gz", with_duplicates(synthetic_pages(90, seed=21)))
+    write_pages_warc(d / "c.warc.gz", with_duplicates(synthetic_pages(40, seed=22)))
+    uris = {}
+    for name in ("a", "b", "c"):
+        key = f"inputs/{name}.warc.gz"
+        client.put_object(Bucket=BUCKET, Key=key, Body=(d / f"{name}.warc.gz").read_bytes())
+        uris[name] = f"s3://{BUCKET}/{key}"
+    c = load_config(ROOT / "conf" / "default.yaml")
+    c.quality.enabled = True
+    c.chunks.files, c.chunks.parallel = 1, 1
+    c.tokens.format, c.tokens.merged = "megatron", True
+    # the runs in the bucket take their models from it too (fetched by the driver, shipped to
+    # the executors); the local run beside them reads the same files from models/
+    on_s3 = c.model_copy(deep=True)
+    for section in (on_s3.langid, on_s3.quality):
+        key = f"models/{Path(section.model).name}"
+        client.put_object(Bucket=BUCKET, Key=key, Body=(ROOT / section.model).read_bytes())
+        section.model = f"s3://{BUCKET}/{key}"
+    config = d / "run.yaml"
+    config.write_text(yaml.safe_dump(on_s3.model_dump(mode="json")))
+    return d, uris, c, config
+
+
+def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spark, tmp_path):
+    """Killed after its first chunk's commit, rerun: the committed chunk is reused, and data/,
+    the ledger, the shards, the token files (ours and Megatron's) and the budget equal a
+    local run's; the report is written in the bucket; no lock is left behind."""
+    from pipeline.run.orchestrate import run
+
+    client, env, _ = s3
+    local_dir, uris, c, config = s3_inputs
+    out = f"s3://{OUT_BUCKET}/runs/r1"
+    first_marker = "runs/r1/_stages/documents/chunk-00000/_STAGE.json"
+
+    def committed(key: str) -> bool:
+        return client.list_objects_v2(Bucket=OUT_BUCKET, Prefix=key).get("KeyCount", 0) > 0
+
+    proc = _popen(env, config, [uris["a"], uris["b"]], out, tmp_path / "killed.log")
+    deadline = time.monotonic() + 300
+    while not committed(first_marker) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, (tmp_path / "killed.log").read_text(errors="replace")[-3000:]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not committed("runs/r1/manifest.json")
+    assert committed("runs/r1/.curate.lock/")  # the killed run's lease is still in the bucket
+
+    proc = _popen(env, config, [uris["a"], uris["b"]], out, tmp_path / "resumed.log")
+    _finish(proc, tmp_path / "resumed.log")
+    got = tmp_path / "from-s3"
+    names = _download(client, OUT_BUCKET, "runs/r1/", got)
+    m = json.loads((got / "manifest.json").read_text())
+    assert [ch["status"] for ch in m["chunks"]] == ["reused", "ran"]
+    assert not any(n.startswith(".curate.lock/") for n in names)  # taken over, then released
+    assert not any("_attempts" in n or n.startswith("_stages/_checkpoints") for n in names)
+
+    local = tmp_path / "local"
+    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    assert run_outputs(got) == run_outputs(local)
+    assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]
+    for sub in ("tokens", "shards"):
+        if sub == "shards":  # Parquet writers differ in metadata: compare rows
+            import pyarrow.parquet as pq
+
+            assert pq.read_table(got / sub).to_pylist() == pq.read_table(local / sub).to_pylist()
+        else:
+            _same_files(got, local, sub)
+    assert (got / "budget.json").read_text() == (local / "budget.json").read_text()
+    # every Parquet file data/ and rejected/ hold is one the manifest lists, and vice versa
+    for sub in ("data", "rejected"):
+        listed = sorted(f["file"] for f in m["files"][sub])
+        assert listed == sorted(n[len(sub) + 1 :] for n in names if n.startswith(sub + "/"))
+        assert sum(f["rows"] for f in m["files"][sub]) == (
+            m["counts"]["kept"] if sub == "data" else sum(m["counts"]["rejected"].values())
+        )
+
+    r = subprocess.run([str(Path(sys.executable).parent / "curate"), "report", out], cwd=ROOT,
+                       env={**os.environ, **env}, capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert committed("runs/r1/report.html")
+
+
+def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):
+    """On the run above: an added file is one new chunk, the others reused; then new step
+    settings retune every chunk from its stored text; the ledger in the bucket reconciles."""
+    import pyarrow.parquet as pq
+    import yaml
+
+    client, env, _ = s3
+    _, uris, _, config = s3_inputs
+    out = f"s3://{OUT_BUCKET}/runs/r1"
+    proc = _popen(env, config, [uris["a"], uris["b"], uris["c"]], out, tmp_path / "added.log")
+    _finish(proc, tmp_path / "added.log")
+    added = json.loads(client.get_object(Bucket=OUT_BUCKET, Key="runs/r1/manifest.json")["Body"]
+                       .read())  # fmt: skip
+    assert [ch["status"] for ch in added["chunks"]] == ["reused", "reused", "ran"]
+
+    tuned = yaml.safe_load(config.read_text())
+    tuned["rules"]["gopher_quality"]["min_doc_words"] = 120
+    tuned_config = tmp_path / "tuned.yaml"
+    tuned_config.write_text(yaml.safe_dump(tuned))
+    proc = _popen(env, tuned_config, [uris["a"], uris["b"], uris["c"]], out,
+                  tmp_path / "tuned.log")  # fmt: skip
+    _finish(proc, tmp_path / "tuned.log")
+    got = tmp_path / "tuned"
+    _download(client, OUT_BUCKET, "runs/r1/", got)
+    m = json.loads((got / "manifest.json").read_text())
+    assert [ch["status"] for ch in m["chunks"]] == ["retuned"] * 3
+    assert m["documents_pass_task_seconds"]["extract"] == 0
+    assert m["counts"]["kept"] < added["counts"]["kept"]  # the stricter rule dropped more
+    ledger = pq.read_table(got / "rejected").to_pylist()
+    assert len(ledger) == sum(m["counts"]["rejected"].values())
+    assert m["counts"]["read"] == m["counts"]["kept"] + len(ledger)
+    assert pq.read_table(got / "data").num_rows == m["counts"]["kept"]
+    # a retune commits by its marker: each chunk folder holds only the files it lists
+    for ch in ("chunk-00000", "chunk-00001", "chunk-00002"):
+        folder = got / "_stages" / "documents" / ch
+        marker = json.loads((folder / "_STAGE.json").read_text())
+        on_store = sorted(p.name for p in folder.glob("*.parquet"))
+        assert on_store == sorted(f["file"] for f in marker["files"])

@@ -4,6 +4,8 @@ task; a step returning the wrong number of verdicts is an error, not a silent sh
 
 from __future__ import annotations
 
+import pytest
+
 from pipeline.stages.step import Drop, each, run_steps
 
 
@@ -73,3 +75,48 @@ def test_a_step_returning_too_few_verdicts_drops_nothing_silently():
     # the batch call is refused; alone, each row gets zero verdicts: every row an error
     assert [r["reject_reason"] for r in rows] == ["error"] * 3
     assert all("ValueError" in r["reject_detail"] for r in rows)
+
+
+def test_a_failing_environment_fails_the_task_never_a_verdict():
+    """A model or tokenizer missing where the step runs, or a module that does not import, is
+    the machine's failure: it propagates (the task fails) instead of dropping every document
+    as `<stage>:error`."""
+    from pipeline.document.verdict import EnvironmentFailure
+
+    for failure in (EnvironmentFailure("tokenizer tok.json is not on this executor"),
+                    ImportError("No module named 'tokenizers'")):  # fmt: skip
+
+        def step(docs: list[dict], failure=failure) -> list[None]:
+            raise failure
+
+        rows = _rows("a", "b")
+        with pytest.raises(type(failure)):
+            run_steps(rows, [("tokenize", step, _Seconds())])
+        assert [r["reject_reason"] for r in rows] == [None, None]
+
+
+@pytest.mark.spark
+def test_a_model_not_shipped_to_the_executor_fails_the_run_and_commits_nothing(
+    spark, cfg, sample_warc, tmp_path, monkeypatch
+):
+    """A Hugging Face tokenizer.json the executors do not get (the driver's ship is made to
+    register another name): the documents pass fails with a message naming the file, no chunk
+    is committed and no manifest is written."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    import pipeline.stages.tokenize as tokenize_stage
+    from pipeline.run.orchestrate import run
+
+    words = ["<|endoftext|>", "[UNK]", "the", "river", "valley", "bread"]
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    path = tmp_path / "tok.json"
+    tok.save(str(path))
+    c = cfg.model_copy(deep=True)
+    c.tokenizer.name = str(path)
+    monkeypatch.setattr(tokenize_stage, "ship", lambda spark, p: "never-shipped-tok.json")
+    out = tmp_path / "out"
+    with pytest.raises(Exception, match="never-shipped-tok.json is not on this executor"):
+        run(c, [str(sample_warc)], out, spark)
+    assert not (out / "manifest.json").exists()
+    assert not list((out / "_stages" / "documents").rglob("_STAGE.json"))

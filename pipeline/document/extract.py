@@ -29,6 +29,7 @@ from contextlib import contextmanager
 import trafilatura
 
 from pipeline.config import ExtractConf, ReadConf
+from pipeline.document.verdict import ENVIRONMENT
 
 log = logging.getLogger(__name__)
 _warned = False
@@ -218,6 +219,8 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Scree
     if screen is not None:
         try:
             dropped = screen(html)
+        except ENVIRONMENT:
+            raise  # the model is missing where this runs: the task fails, not the page
         except Exception:  # a view that fails decides nothing: the page is extracted
             dropped = None
         if dropped:
@@ -229,6 +232,8 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Scree
         return charset, None, ("extract", "extract_timeout", bound)
     except RecursionError:
         return charset, None, ("extract", "extract_error", "document nested too deeply")
+    except ENVIRONMENT:
+        raise
     except Exception as e:  # trafilatura/lxml on hostile input: ledger, never a crash
         return charset, None, ("extract", "extract_error", f"{type(e).__name__}: {e}"[:500])
     if not text or not text.strip():

@@ -16,3 +16,14 @@ class Drop:
 
 
 Verdict = Drop | None
+
+
+class EnvironmentFailure(Exception):
+    """The machine failed, not the document: a model, tokenizer, file or dependency missing or
+    unusable where the step runs. The step mechanism never turns it into a verdict: the task
+    fails, Spark retries it, and the run stops with this message (which names the file and
+    the fix) instead of dropping every document as an error."""
+
+
+# What a step or an extractor re-raises instead of judging the document.
+ENVIRONMENT = (EnvironmentFailure, ImportError, MemoryError)

@@ -8,6 +8,7 @@ loads a model once and keeps it (Spark reuses Python workers across tasks).
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -15,6 +16,9 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from pipeline.document.verdict import EnvironmentFailure
+from pipeline.location import Location, is_uri
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,8 +34,36 @@ class ModelError(ValueError):
     """A model file that cannot be found or used; the message says how to get it."""
 
 
+def fetch_remote(uri: str) -> Path:
+    """A model at a URI (s3://, gs://, hdfs://, ...), copied once to the driver's temporary
+    folder (keyed by the URI and the object's size; with its `.json` metadata beside it where
+    there is one), from where it is shipped to executors like a local model."""
+    src = Location.of(uri)
+    try:
+        size = src.size() if src.is_file() else None
+    except OSError as e:
+        raise ModelError(
+            f"model {uri}: cannot be read ({e}); check the URI and credentials"
+        ) from None
+    if size is None:
+        raise ModelError(f"model {uri}: no such file")
+    key = hashlib.sha256(f"{uri}\0{size}".encode()).hexdigest()[:16]
+    dest = Path(tempfile.gettempdir()) / "curate-models" / key / src.name
+    if not (dest.is_file() and dest.stat().st_size == size):
+        part = Location.of(str(dest) + ".part")
+        src.copy(part)
+        os.replace(part.uri, dest)  # the driver's own disk
+        sidecar = Location.of(uri + ".json")  # a fastText classifier's metadata, if any
+        if not uri.endswith(".json") and sidecar.is_file():
+            sidecar.copy(Location.of(str(dest) + ".json"))
+    return dest
+
+
 def resolve(path: str, what: str, fix: str) -> Path:
-    """An existing model file: `path` as given, else relative to the project root."""
+    """An existing model file: `path` as given (a URI is fetched to the driver first), else
+    relative to the project root."""
+    if is_uri(path):
+        return fetch_remote(path)
     p = Path(path).expanduser()
     for cand in (p, ROOT / p) if not p.is_absolute() else (p,):
         if cand.is_file():
@@ -108,7 +140,19 @@ def load_shipped(name: str, loader: Callable[[str], Any], variant: str = "") -> 
     if model is None:
         from pyspark import SparkFiles
 
-        model = _loaded[key] = loader(SparkFiles.get(name))
+        path = SparkFiles.get(name)
+        if not os.path.isfile(path):
+            raise EnvironmentFailure(
+                f"model {name} is not on this executor ({path}): it is shipped with "
+                "SparkContext.addFile by the driver; check that the driver's file server is "
+                "reachable from the executors (spark.driver.host, firewalls)"
+            )
+        try:
+            model = _loaded[key] = loader(path)
+        except Exception as e:  # a damaged or wrong file: the machine's problem, not a page's
+            raise EnvironmentFailure(
+                f"model {name} ({path}) cannot be loaded on this executor: {type(e).__name__}: {e}"
+            ) from e
     return model
 
 

@@ -36,10 +36,12 @@ def _warm(_: Iterator[int]) -> Iterator[int]:
 def preload_spec(cfg: Config) -> str:
     """What the local worker daemon loads before forking (pipeline/engine/worker_daemon.py)."""
     from pipeline.stages.langid import lid_model_path
+    from pipeline.stages.tokenize import tokenizer_file
 
+    tokenizer = tokenizer_file(cfg)
     return json.dumps(
         {"langid": str(lid_model_path(cfg)),  # preflight has checked it exists
-         "tokenizer": [cfg.tokenizer.name, cfg.tokenizer.eot_token]},
+         "tokenizer": [str(tokenizer or cfg.tokenizer.name), cfg.tokenizer.eot_token]},
         sort_keys=True,
     )  # fmt: skip
 

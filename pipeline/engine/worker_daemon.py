@@ -52,9 +52,15 @@ def preload() -> None:
 
             preload_model(spec["langid"], load_fasttext)
         if spec.get("tokenizer"):
+            from pipeline.document.tokenizer import Tokenizer
+            from pipeline.engine.models import preload_model
             from pipeline.stages.tokenize import get_tokenizer
 
-            get_tokenizer(*spec["tokenizer"])
+            name, eot = spec["tokenizer"]
+            if name.endswith(".json"):  # shipped: found by load_shipped under its file name
+                preload_model(name, lambda p: Tokenizer(p, eot), variant=str(eot))
+            else:
+                get_tokenizer(name, eot)
     except Exception:  # noqa: BLE001  loaded again (and failing loudly) where it is used
         pass
 

@@ -16,6 +16,8 @@ import json
 import math
 from pathlib import Path
 
+from pipeline.location import Location
+
 # Runs written before the manifest named each stage's `passed` label (the registry's
 # `Stage.passed` now): the labels they had then.
 EARLIER_LABELS = {
@@ -30,7 +32,8 @@ EARLIER_LABELS = {
 }
 
 
-def report_data(out: Path) -> dict:
+def report_data(out: str | Path | Location) -> dict:
+    out = Location.of(out)
     manifest = json.loads((out / "manifest.json").read_text())
     budget_path = out / "budget.json"
     budget = json.loads(budget_path.read_text()) if budget_path.is_file() else None
@@ -301,9 +304,9 @@ def preload() -> None:
     _svg(fig)
 
 
-def write_report(out_dir: str | Path) -> tuple[Path, Path]:
-    out = Path(out_dir)
+def write_report(out_dir: str | Path | Location) -> tuple[Location, Location]:
+    out = Location.of(out_dir)
     data = report_data(out)
     (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
-    (out / "report.html").write_text(render_html(data), encoding="utf-8")
+    (out / "report.html").write_text(render_html(data))
     return out / "report.json", out / "report.html"

@@ -22,14 +22,12 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -38,7 +36,9 @@ from pipeline.config import Config
 from pipeline.document.url_filter import list_digests
 from pipeline.document.warc.streams import is_url
 from pipeline.engine.models import digest
-from pipeline.run.stage_store import MARKER, parquet_rows, read_marker
+from pipeline.engine.storage import read_parquet, write_parquet
+from pipeline.location import Location
+from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker, start_over
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import lid_model_path
 from pipeline.stages.schema import DOC_SCHEMA, spark_schema
@@ -73,6 +73,7 @@ class ChunkResult:
     rows: int
     seconds: float
     fingerprint: str  # of its rows: extraction and steps
+    parts: list[str]  # its committed Parquet files (what its marker lists)
 
 
 def _size(path: str, default: int) -> int:
@@ -220,7 +221,7 @@ def documents_pass(
     spark: SparkSession,
     cfg: Config,
     files: list[str],
-    root: Path,
+    root: Location,
     steps: Sequence[Running],
     fields: Sequence[pa.Field],
     steps_fingerprint: str,
@@ -228,15 +229,18 @@ def documents_pass(
     splits_for: Callable[[int], int],
     extract_seconds=None,
     force: bool = False,
+    guard: Callable[[], None] | None = None,
 ) -> tuple[DataFrame, list[ChunkResult], dict]:
     """Every chunk done (run, retuned or reused); returns all chunks' rows, what each chunk
-    did, and the progress figures."""
+    did, and the progress figures. `guard()` runs before each chunk's commit (the run's
+    lease on the output)."""
     from pipeline.stages.arrow_batches import with_fields
 
     schema = with_fields(DOC_SCHEMA, fields)
     chunks = cut_chunks(files, cfg.chunks.files, cfg.chunks.bytes)
-    root.mkdir(parents=True, exist_ok=True)
-    (root / MARKER).unlink(missing_ok=True)  # complete again once every chunk is
+    io = cfg.output.spark_io
+    root.mkdir()
+    (root / MARKER).delete()  # complete again once every chunk is
     progress = _Progress(chunks)
     ticker = threading.Thread(target=progress.run, daemon=True)
     ticker.start()
@@ -247,38 +251,37 @@ def documents_pass(
         marker = None if force else read_marker(path)
         t0 = time.perf_counter()
         if marker and marker.get("extraction") == fp_x and marker.get("steps") == steps_fingerprint:
-            status, rows = "reused", int(marker["rows"])
-        elif marker and marker.get("extraction") == fp_x:
-            status = "retuned"
-            stored = spark.read.schema(spark_schema(marker_schema(marker))).parquet(str(path))
-            tmp = root / f"{chunk.name}.retune"
-            shutil.rmtree(tmp, ignore_errors=True)
-            restep(stored, steps, schema).write.option(
-                "compression", cfg.output.compression
-            ).parquet(str(tmp))
-            shutil.rmtree(path)  # its marker goes first: a crash from here redoes the chunk
-            tmp.rename(path)
-            rows = parquet_rows(path)
+            status = "reused"
         else:
-            status = "ran"
-            shutil.rmtree(path, ignore_errors=True)
-            read_and_extract(
-                spark, list(chunk.files), cfg, splits_for(len(chunk.files)), steps=steps,
-                fields=fields, extract_seconds=extract_seconds, first_index=chunk.first,
-            ).write.option("compression", cfg.output.compression).parquet(str(path))  # fmt: skip
-            rows = parquet_rows(path)
+            if marker and marker.get("extraction") == fp_x:
+                # steps only, from the stored text: the new files go beside the old ones, and
+                # the new marker replaces the old (a crash before it: the old version stands)
+                status = "retuned"
+                stored = read_parquet(spark, listed_files(path, marker),
+                                      spark_schema(marker_schema(marker)), io)  # fmt: skip
+                rows_df = restep(stored, steps, schema)
+            else:
+                status = "ran"
+                start_over(path)
+                rows_df = read_and_extract(
+                    spark, list(chunk.files), cfg, splits_for(len(chunk.files)), steps=steps,
+                    fields=fields, extract_seconds=extract_seconds, first_index=chunk.first,
+                )  # fmt: skip
+            written = write_parquet(rows_df, path, cfg.output.compression, io)
+            marker = commit(path, {
+                "stage": "documents", "chunk": chunk.name, "files_read": list(chunk.files),
+                "extraction": fp_x, "steps": steps_fingerprint,
+                "seconds": time.perf_counter() - t0,
+                "schema": schema.serialize().to_pybytes().hex(),
+            }, written, guard)  # fmt: skip
+        rows = int(marker["rows"])
         seconds = time.perf_counter() - t0
-        if status != "reused":
-            (path / MARKER).write_text(json.dumps({
-                "stage": "documents", "chunk": chunk.name, "files": list(chunk.files),
-                "extraction": fp_x, "steps": steps_fingerprint, "rows": rows,
-                "seconds": seconds, "schema": schema.serialize().to_pybytes().hex(),
-            }, indent=2))  # fmt: skip
         progress.add(chunk, rows)
         log.info("%s %-7s %3d file(s) %9d records %7.1f s", chunk.name, status,
                  len(chunk.files), rows, seconds)  # fmt: skip
         return ChunkResult(chunk.name, len(chunk.files), status, rows, seconds,
-                           _hash(fp_x, steps_fingerprint))  # fmt: skip
+                           _hash(fp_x, steps_fingerprint),
+                           [f.uri for f in listed_files(path, marker)])  # fmt: skip
 
     try:
         with ThreadPoolExecutor(max_workers=cfg.chunks.parallel) as pool:
@@ -289,8 +292,8 @@ def documents_pass(
     (root / MARKER).write_text(json.dumps({
         "stage": "documents", "chunks": len(chunks), "rows": sum(r.rows for r in results),
     }, indent=2))  # fmt: skip
-    paths = [str(root / c.name) for c in chunks]
-    docs = spark.read.schema(spark_schema(schema)).parquet(*paths)
+    parts = [Location(u) for r in results for u in r.parts]
+    docs = read_parquet(spark, parts, spark_schema(schema), io)
     return docs, results, progress.figures
 
 

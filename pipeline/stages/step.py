@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from pipeline.document.verdict import Drop, Verdict
+from pipeline.document.verdict import ENVIRONMENT, Drop, Verdict
 
 __all__ = ["Check", "DocumentStep", "Drop", "Running", "Stage", "Verdict", "each",
            "per_document", "run_steps", "transform"]  # fmt: skip
@@ -94,15 +94,21 @@ def _judge(stage: str, check: Check, docs: list[dict]) -> None:
 def _guarded(stage: str, check: Check, live: list[dict]) -> None:
     """The check on the batch; if it raises, on each document alone, so that only the
     documents it fails on are dropped (`<stage>:error`, with the exception) and the task goes
-    on: one hostile page must not abort a pass over thousands of files."""
+    on: one hostile page must not abort a pass over thousands of files. A failure of the
+    environment (ENVIRONMENT: a missing model, tokenizer or module) is no verdict: it fails
+    the task."""
     try:
         _judge(stage, check, live)
         return
-    except Exception:  # noqa: BLE001 (any failure of a step is a verdict on a document)
+    except ENVIRONMENT:
+        raise
+    except Exception:  # noqa: BLE001 (any other failure of a step is a verdict on a document)
         pass
     for doc in live:
         try:
             _judge(stage, check, [doc])
+        except ENVIRONMENT:
+            raise
         except Exception as e:  # noqa: BLE001
             doc["reject_stage"], doc["reject_reason"] = stage, "error"
             doc["reject_detail"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:MAX_ERROR]

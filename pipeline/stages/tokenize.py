@@ -4,6 +4,7 @@ ids and count (the tokenizer in `tokenizer`), so the mixture can weigh sources i
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -11,6 +12,7 @@ from pyspark.sql import SparkSession
 from pipeline.config import Config
 from pipeline.document.sources import SourceMatcher
 from pipeline.document.tokenizer import Tokenizer
+from pipeline.engine.models import load_shipped, resolve, ship
 from pipeline.stages.step import DocumentStep, Stage, Verdict
 
 TOKEN_FIELDS = [
@@ -33,11 +35,34 @@ def get_tokenizer(name: str, eot: int | None) -> Tokenizer:
         return _tokenizers[key]
 
 
-def tokens_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no shipping)
+def tokenizer_file(cfg: Config) -> Path | None:
+    """The Hugging Face tokenizer.json the config names (a URI is fetched to the driver), or
+    None for a tiktoken encoding (which ships inside its package)."""
+    name = cfg.tokenizer.name
+    if not name.endswith(".json"):
+        return None
+    return resolve(name, "tokenizer", "give a Hugging Face tokenizer.json (tokenizer.name)")
+
+
+def driver_tokenizer(cfg: Config) -> Tokenizer:
+    """The run's tokenizer in this (the driver's) process: the mixture needs its EOT id."""
+    path = tokenizer_file(cfg)
+    return get_tokenizer(str(path) if path else cfg.tokenizer.name, cfg.tokenizer.eot_token)
+
+
+def tokens_step(spark: SparkSession, cfg: Config) -> DocumentStep:
     tok_conf, src_conf = cfg.tokenizer, cfg.sources
+    path = tokenizer_file(cfg)
+    shipped = ship(spark, path) if path else None  # a tokenizer.json travels like a model
+    eot = tok_conf.eot_token
+
+    def load() -> Tokenizer:
+        if shipped is None:
+            return get_tokenizer(tok_conf.name, eot)
+        return load_shipped(shipped, lambda p: Tokenizer(p, eot), variant=str(eot))
 
     def encode(docs: list[dict]) -> list[Verdict]:
-        tok = get_tokenizer(tok_conf.name, tok_conf.eot_token)
+        tok = load()
         matcher = SourceMatcher(src_conf.rules, src_conf.default)
         ids = tok.encode_batch([d["text"] or "" for d in docs])
         for doc, t in zip(docs, ids, strict=True):

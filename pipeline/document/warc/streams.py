@@ -25,11 +25,15 @@ import urllib.request
 from collections.abc import Callable
 from typing import BinaryIO, TypeVar
 
+from pipeline.location import Location
+
 T = TypeVar("T")
 
 USER_AGENT = "curate-pipeline/0.1 (+https://github.com/; WARC reader)"
 # Read buffer over object stores: one ranged GET per 8 MiB (16 KiB reads: ~65k GETs a 1 GB file)
 OBJECT_BUFFER = 8 << 20
+# A split's boundary search reads a few KiB past an offset: one small ranged GET, not 8 MiB
+PROBE_BUFFER = 256 << 10
 
 
 class MissingInput(OSError):
@@ -170,16 +174,22 @@ def _discard(resp, n: int) -> None:
 
 
 def open_stream(
-    path: str, retries: int = 5, backoff_s: float = 1.0, timeout_s: float = 60, start: int = 0
+    path: str,
+    retries: int = 5,
+    backoff_s: float = 1.0,
+    timeout_s: float = 60,
+    start: int = 0,
+    probe: bool = False,
 ) -> BinaryIO:
-    """Open `path` for sequential reading from byte `start`, buffered."""
+    """Open `path` for sequential reading from byte `start`, buffered. `probe`: only a few
+    bytes will be read (a split's boundary search): object stores get a small first read."""
     if path.startswith(("http://", "https://")):
         raw = HttpStream(
             path, retries=retries, backoff_s=backoff_s, timeout_s=timeout_s, start=start
         )
         return io.BufferedReader(raw, buffer_size=1 << 20)  # type: ignore[return-value]
     if is_url(path):
-        return _object_stream(path, start)
+        return _object_stream(path, start, PROBE_BUFFER if probe else OBJECT_BUFFER)
     try:
         fh = open(_local(path), "rb")  # noqa: SIM115
     except _MISSING as e:
@@ -189,13 +199,13 @@ def open_stream(
     return fh
 
 
-def _object_stream(path: str, start: int) -> BinaryIO:
-    """An object-store file from byte `start`, read OBJECT_BUFFER bytes a request."""
+def _object_stream(path: str, start: int, buffer: int) -> BinaryIO:
+    """An object-store file from byte `start`, read `buffer` bytes a request, through the
+    process's one filesystem object for that store (pipeline/location.py)."""
     import pyarrow as pa
-    from pyarrow import fs as pafs
 
     try:
-        filesystem, inner = pafs.FileSystem.from_uri(path)
+        filesystem, inner = Location.of(path).fs()
         f = filesystem.open_input_file(inner)
     except _MISSING as e:
         raise MissingInput(f"{path}: {e}") from e
@@ -203,7 +213,7 @@ def _object_stream(path: str, start: int) -> BinaryIO:
         raise TransportError(f"{path}: cannot be opened: {e}") from e
     f.seek(start)
     # compression=None is implied: the reader inflates gzip members itself (offsets stay true)
-    return _TransportGuard(path, pa.BufferedInputStream(f, OBJECT_BUFFER))  # type: ignore[return-value]
+    return _TransportGuard(path, pa.BufferedInputStream(f, buffer))  # type: ignore[return-value]
 
 
 class _TransportGuard:
@@ -249,7 +259,7 @@ def file_size(
         from pyarrow import fs as pafs
 
         try:
-            filesystem, inner = pafs.FileSystem.from_uri(path)
+            filesystem, inner = Location.of(path).fs()
             info = filesystem.get_file_info(inner)
         except OSError as e:
             raise TransportError(f"{path}: size unknown: {e}") from e

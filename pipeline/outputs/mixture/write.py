@@ -7,9 +7,11 @@ shard contents and names depend on neither partitioning nor task order.
 
 Each shard is one partition (`repartitionById`), sorted by Spark (which spills), and its
 task streams it to its Parquet and token files a bounded buffer at a time: no task holds a
-shard, let alone several. Files are written under `_attempts/` with the task attempt in
-their names; the driver moves into place only those of the attempts Spark reported as
-successful, so a speculative or lost attempt can never put a partial shard in place.
+shard, let alone several. Files are written through the output's filesystem (a local disk or
+an object store) under `_attempts/` with the task attempt in their names; the driver moves
+into place only those of the attempts Spark reported as successful (a rename on a disk, a
+server-side copy on a store), so a speculative or lost attempt never puts a partial shard in
+place.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
+from pipeline.location import Location
 from pipeline.outputs.budget import budget_report
 from pipeline.outputs.mixture.sampling import copies, uniform
 from pipeline.outputs.tokens.megatron import dtype_code as megatron_dtype_code
@@ -37,7 +39,7 @@ from pipeline.outputs.tokens.megatron import write_merged as write_megatron_merg
 from pipeline.outputs.tokens.megatron import write_shard as write_megatron_shard
 from pipeline.stages.arrow_batches import map_batches
 from pipeline.stages.schema import spark_schema
-from pipeline.stages.tokenize import get_tokenizer
+from pipeline.stages.tokenize import driver_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -103,11 +105,12 @@ def write_mixture(
     spark: SparkSession,
     kept: DataFrame,
     cfg: Config,
-    out: Path,
+    out: Location | str | Path,
     totals: dict[str, tuple[int, int, int]] | None = None,
 ) -> dict:
     """Write DIR/shards/, DIR/tokens/ and DIR/budget.json from the kept, tokenised rows;
     `totals` = source_totals(kept), when the caller has counted them already."""
+    out = Location.of(out)
     if totals is None:
         totals = source_totals(kept)
     before = {s: (d, t) for s, (d, t, _) in totals.items()}
@@ -145,12 +148,13 @@ def write_mixture(
         n_shards = max(1, math.ceil(total_bytes / sc.target_bytes))
     else:
         n_shards = max(1, math.ceil(total_rows / (sc.rows_per_shard or total_rows or 1)))
-    tok = get_tokenizer(cfg.tokenizer.name, cfg.tokenizer.eot_token)  # loaded once a process
+    tok = driver_tokenizer(cfg)  # loaded once a process
     eot, dtype = tok.eot, tok.dtype
     shard_dir, token_dir = out / "shards", out / "tokens"
+    (out / "budget.json").delete()  # written last: the shards' commit
     for d in (shard_dir, token_dir):
-        shutil.rmtree(d, ignore_errors=True)
-        (d / ATTEMPTS).mkdir(parents=True)
+        d.delete()
+        (d / ATTEMPTS).mkdir()
     write = _shard_writer(shard_dir, token_dir, eot, dtype, cfg.output.compression)
 
     # one partition per shard, sorted by Spark; each task streams its shard to its files
@@ -168,9 +172,9 @@ def write_mixture(
     for r in shards:  # commit: the attempts Spark counted, moved into place
         name = f"shard-{r['shard']:05d}"
         for d, ext in ((shard_dir, ".parquet"), (token_dir, ".bin"), (token_dir, ".idx")):
-            (d / ATTEMPTS / f"{name}.a{r['attempt']}{ext}").replace(d / f"{name}{ext}")
+            (d / ATTEMPTS / f"{name}.a{r['attempt']}{ext}").move(d / f"{name}{ext}")
     for d in (shard_dir, token_dir):
-        shutil.rmtree(d / ATTEMPTS, ignore_errors=True)
+        (d / ATTEMPTS).delete()
     index = {
         "tokenizer": cfg.tokenizer.name,
         "dtype": dtype.str,
@@ -252,7 +256,7 @@ def _drawn_totals(
     }  # fmt: skip
 
 
-def _shard_writer(shard_dir: Path, token_dir: Path, eot: int, dtype: np.dtype,
+def _shard_writer(shard_dir: Location, token_dir: Location, eot: int, dtype: np.dtype,
                   compression: str):  # fmt: skip
     """The mapInArrow function writing one shard's partition, streamed: Parquet row groups
     of at most GROUP_ROWS rows / GROUP_BYTES of text, token ids appended as they come."""
@@ -265,7 +269,7 @@ def _shard_writer(shard_dir: Path, token_dir: Path, eot: int, dtype: np.dtype,
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         attempt = TaskContext.get().taskAttemptId()
         shard: int | None = None
-        writer = bin_f = idx_f = None
+        writer = pq_f = bin_f = idx_f = None
         buffered: list[pa.RecordBatch] = []
         rows = buffered_bytes = docs = tokens = text_bytes = 0
 
@@ -284,10 +288,10 @@ def _shard_writer(shard_dir: Path, token_dir: Path, eot: int, dtype: np.dtype,
                 if shard is None:
                     shard = ids[0]
                     name = f"shard-{shard:05d}.a{attempt}"
-                    writer = pq.ParquetWriter(shard_dir / ATTEMPTS / f"{name}.parquet",
-                                              parquet_schema, compression=compression)  # fmt: skip
-                    bin_f = open(token_dir / ATTEMPTS / f"{name}.bin", "wb")  # noqa: SIM115
-                    idx_f = open(token_dir / ATTEMPTS / f"{name}.idx", "wb")  # noqa: SIM115
+                    pq_f = (shard_dir / ATTEMPTS / f"{name}.parquet").open_output()
+                    writer = pq.ParquetWriter(pq_f, parquet_schema, compression=compression)
+                    bin_f = (token_dir / ATTEMPTS / f"{name}.bin").open_output()
+                    idx_f = (token_dir / ATTEMPTS / f"{name}.idx").open_output()
                 if ids != [shard]:  # repartitionById puts exactly one shard in a partition
                     raise RuntimeError(f"shard task holds shards {sorted({shard, *ids})}")
                 table = batch.select(parquet_schema.names).cast(parquet_schema)
@@ -302,18 +306,18 @@ def _shard_writer(shard_dir: Path, token_dir: Path, eot: int, dtype: np.dtype,
                 lengths = np.diff(col.offsets.to_numpy()).astype(np.int64)
                 flat = col.flatten().to_numpy(zero_copy_only=False).astype(dtype)
                 ends = np.cumsum(lengths)
-                np.insert(flat, ends, eot).astype(dtype).tofile(bin_f)
+                bin_f.write(np.insert(flat, ends, eot).astype(dtype).tobytes())
                 starts = tokens + np.concatenate(([0], ends[:-1])) + np.arange(len(lengths))
-                starts.astype("<i8").tofile(idx_f)
+                idx_f.write(starts.astype("<i8").tobytes())
                 tokens += int(lengths.sum()) + len(lengths)
                 docs += batch.num_rows
                 text_bytes += size
             if shard is None:
                 return  # an empty partition: no shard
             flush()
-            np.array([tokens], dtype="<i8").tofile(idx_f)
+            idx_f.write(np.array([tokens], dtype="<i8").tobytes())
         finally:
-            for f in (writer, bin_f, idx_f):
+            for f in (writer, pq_f, bin_f, idx_f):
                 if f is not None:
                     f.close()
         yield pa.RecordBatch.from_pylist(

@@ -13,7 +13,8 @@ A dataset `PREFIX` is `PREFIX.bin` (the token ids, one sequence after another) a
   (n + 1) x <i8 document indices   0, 1, ..., n: one sequence per document
 Our `.bin` already is that layout (each document's ids followed by the end-of-text token, so
 every sequence carries its EOT as `preprocess_data.py --append-eod` writes it), so the
-Megatron `.bin` is the same file (hard-linked); only the `.idx` is written. Token ids above
+Megatron `.bin` is the same file (hard-linked on a local disk, else copied); only the `.idx`
+is written. Token ids above
 65,535 are stored as uint32 by us and declared int32 to Megatron (no uint32 code there): the
 bytes are the same for every id below 2^31.
 """
@@ -21,12 +22,12 @@ bytes are the same for every id below 2^31.
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
+
+from pipeline.location import Location
 
 MAGIC = b"MMIDIDX\x00\x00"
 VERSION = 1
@@ -41,61 +42,69 @@ def dtype_code(dtype: np.dtype) -> int:
         raise ValueError(f"no Megatron dtype code for {dtype}") from None
 
 
-def _link(src: Path, dst: Path) -> None:
-    dst.unlink(missing_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:  # another file system: a copy
-        shutil.copyfile(src, dst)
+def _same_bin(src: Location, dst: Location) -> None:
+    """The Megatron `.bin` is ours: a hard link on a local disk where it can be, else a copy
+    (server-side on an object store)."""
+    dst.delete()
+    if src.is_local and dst.is_local:
+        dst.parent.mkdir()
+        try:
+            os.link(src.uri, dst.uri)
+            return
+        except OSError:  # another file system, or none with links
+            pass
+    src.copy(dst)
 
 
-def _header(fh, dtype: np.dtype, n: int) -> None:
-    fh.write(MAGIC + struct.pack("<Q", VERSION) + struct.pack("<B", dtype_code(dtype)))
-    fh.write(struct.pack("<Q", n) + struct.pack("<Q", n + 1))
+def _offsets(stem: Location) -> np.ndarray:
+    return np.frombuffer(_with(stem, ".idx").read_bytes(), dtype="<i8")
 
 
-def write_shard(native_stem: Path, out_stem: Path, dtype: np.dtype) -> int:
+def _with(stem: Location, ext: str) -> Location:
+    return Location(stem.uri + ext)
+
+
+def _header(dtype: np.dtype, n: int) -> bytes:
+    return (MAGIC + struct.pack("<Q", VERSION) + struct.pack("<B", dtype_code(dtype))
+            + struct.pack("<Q", n) + struct.pack("<Q", n + 1))  # fmt: skip
+
+
+def write_shard(native_stem: Location, out_stem: Location, dtype: np.dtype) -> int:
     """`out_stem`.bin/.idx for the native shard `native_stem`; returns its documents."""
-    offsets = np.fromfile(native_stem.with_suffix(".idx"), dtype="<i8")
+    offsets = _offsets(native_stem)
     n = len(offsets) - 1
-    out_stem.parent.mkdir(parents=True, exist_ok=True)
-    _link(native_stem.with_suffix(".bin"), out_stem.with_suffix(".bin"))
-    tmp = out_stem.with_suffix(".idx.part")
-    with open(tmp, "wb") as fh:
-        _header(fh, dtype, n)
-        fh.write(np.diff(offsets).astype("<i4").tobytes())
-        fh.write((offsets[:-1] * np.dtype(dtype).itemsize).astype("<i8").tobytes())
-        fh.write(np.arange(n + 1, dtype="<i8").tobytes())
-    tmp.replace(out_stem.with_suffix(".idx"))
+    _same_bin(_with(native_stem, ".bin"), _with(out_stem, ".bin"))
+    _with(out_stem, ".idx").write_bytes(  # one write: readers see all of it or nothing
+        _header(dtype, n)
+        + np.diff(offsets).astype("<i4").tobytes()
+        + (offsets[:-1] * np.dtype(dtype).itemsize).astype("<i8").tobytes()
+        + np.arange(n + 1, dtype="<i8").tobytes()
+    )
     return n
 
 
-def write_merged(native_stems: Sequence[Path], out_stem: Path, dtype: np.dtype) -> int:
+def write_merged(native_stems: Sequence[Location], out_stem: Location, dtype: np.dtype) -> int:
     """One dataset of all shards in order, streamed shard by shard (memory: one shard's
-    index at a time); returns its documents."""
-    counts = [len(np.fromfile(s.with_suffix(".idx"), dtype="<i8")) - 1 for s in native_stems]
+    index at a time); returns its documents. The `.idx` is written last, so a reader that
+    finds it finds the whole `.bin` (on a store, each file appears only once closed)."""
+    counts = [len(_offsets(s)) - 1 for s in native_stems]
     n = sum(counts)
     item = np.dtype(dtype).itemsize
-    out_stem.parent.mkdir(parents=True, exist_ok=True)
-    tmp_bin, tmp_idx = out_stem.with_suffix(".bin.part"), out_stem.with_suffix(".idx.part")
-    with open(tmp_bin, "wb") as out:
+    with _with(out_stem, ".bin").open_output() as out:
         for s in native_stems:
-            with open(s.with_suffix(".bin"), "rb") as src:
-                shutil.copyfileobj(src, out, 8 << 20)
-    with open(tmp_idx, "wb") as fh:
-        _header(fh, dtype, n)
+            with _with(s, ".bin").open_input() as src:
+                while chunk := src.read(8 << 20):
+                    out.write(chunk)
+    with _with(out_stem, ".idx").open_output() as fh:
+        fh.write(_header(dtype, n))
         for s in native_stems:  # lengths
-            fh.write(
-                np.diff(np.fromfile(s.with_suffix(".idx"), dtype="<i8")).astype("<i4").tobytes()
-            )
+            fh.write(np.diff(_offsets(s)).astype("<i4").tobytes())
         base = 0
         for s in native_stems:  # pointers, shard by shard after the ones before
-            offsets = np.fromfile(s.with_suffix(".idx"), dtype="<i8")
+            offsets = _offsets(s)
             fh.write(((base + offsets[:-1]) * item).astype("<i8").tobytes())
             base += int(offsets[-1])
         step = 1 << 20
         for start in range(0, n + 1, step):  # document indices 0..n
             fh.write(np.arange(start, min(n + 1, start + step), dtype="<i8").tobytes())
-    tmp_bin.replace(out_stem.with_suffix(".bin"))
-    tmp_idx.replace(out_stem.with_suffix(".idx"))
     return n

@@ -1,0 +1,182 @@
+"""Where Spark reads and writes: locations resolved the way Spark resolves them, and Parquet
+written and read at any of them.
+
+`resolve(spark, text)` makes a `Location` the driver, the executors and Spark agree on: a
+scheme-less path is qualified by Spark's default filesystem (`fs.defaultFS`: the local disk
+in local mode, HDFS on YARN), and a `viewfs://` path is followed through its mount table to
+the real store, so Python code and Spark's writers name the same place.
+
+`write_parquet` / `read_parquet` use the cluster's own Hadoop connector where it has one for
+the location's scheme (local disk, HDFS, EMRFS or S3A, GCS connector, ABFS), and otherwise
+the project's Python data source over pyarrow.fs (engine/parquet_source.py). `output.spark_io`
+forces one or the other. Either way a write returns the files it produced with their row
+counts, which the caller lists in its marker; reads take an explicit list of files.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from pipeline.engine.parquet_source import NAME, CurateParquet, write_manifest_name
+from pipeline.location import Location, is_uri
+
+_registered: set[str] = set()
+
+
+class StorageError(RuntimeError):
+    """A location Spark cannot write the way the config asks."""
+
+
+def _hadoop_conf(spark: SparkSession):
+    return spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+
+
+def resolve(spark: SparkSession, text: str | Location) -> Location:
+    """`text` as the place Spark's default filesystem and mount tables make it."""
+    if isinstance(text, Location):
+        return text
+    text = str(text)
+    scheme = text.split("://", 1)[0].lower() if is_uri(text) else ""
+    if scheme and scheme != "viewfs":
+        return Location.of(text)
+    conf = _hadoop_conf(spark)
+    if not scheme and not text.startswith("file:"):
+        default = conf.get("fs.defaultFS") or "file:///"
+        if default.startswith("file:"):
+            return Location.of(text)
+    jvm = spark.sparkContext._jvm  # type: ignore[union-attr]
+    path = jvm.org.apache.hadoop.fs.Path(text)
+    fs = path.getFileSystem(conf)
+    qualified = fs.makeQualified(path)
+    tail: list[str] = []
+    cur = qualified
+    while cur is not None and not fs.exists(cur):
+        tail.insert(0, cur.getName())
+        cur = cur.getParent()
+    base = str(fs.resolvePath(cur).toString()) if cur is not None else str(qualified.toString())
+    return Location.of("/".join([base.rstrip("/"), *tail]))
+
+
+_connectors: dict[tuple[str, str], bool] = {}
+
+
+def _has_connector(spark: SparkSession, scheme: str) -> bool:
+    """Whether the JVM has a Hadoop FileSystem class for `scheme` (asked once per session)."""
+    key = (spark.sparkContext.applicationId, scheme)
+    if key not in _connectors:
+        jvm = spark.sparkContext._jvm  # type: ignore[union-attr]
+        try:
+            jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, _hadoop_conf(spark))
+            _connectors[key] = True
+        except Exception:  # noqa: BLE001 (py4j: UnsupportedFileSystemException)
+            _connectors[key] = False
+    return _connectors[key]
+
+
+def hadoop_uri(spark: SparkSession, loc: Location) -> str | None:
+    """The URI Spark's own readers and writers take for `loc`, or None when the cluster has no
+    connector for its scheme (s3:// is tried as s3 first, then s3a)."""
+    if loc.is_local:
+        return "file://" + loc.uri
+    schemes = ("s3", "s3a") if loc.scheme == "s3" else (loc.scheme,)
+    for scheme in schemes:
+        if _has_connector(spark, scheme):
+            return scheme + loc.uri[len(loc.scheme) :]
+    return None
+
+
+def spark_io(spark: SparkSession, loc: Location, mode: str) -> str | None:
+    """The Hadoop URI to use for `loc`, or None for the Python data source."""
+    if mode == "python":
+        return None
+    uri = hadoop_uri(spark, loc)
+    if uri is None and mode == "hadoop":
+        raise StorageError(
+            f"{loc}: this cluster has no Hadoop connector for {loc.scheme}:// (output.spark_io: "
+            "hadoop); add it to the cluster (e.g. hadoop-aws for s3a://) or set "
+            "output.spark_io: auto to write through pyarrow.fs"
+        )
+    return uri
+
+
+def _register(spark: SparkSession) -> None:
+    """The data source, registered once per session, and this session made the JVM thread's
+    active one: the documents pass writes from a pool of driver threads, and a JVM thread
+    with no active session looks Python data sources up in none (DATA_SOURCE_NOT_FOUND)."""
+    app = spark.sparkContext.applicationId
+    if app not in _registered:
+        spark.dataSource.register(CurateParquet)
+        _registered.add(app)
+    spark.sparkContext._jvm.org.apache.spark.sql.SparkSession.setActiveSession(  # type: ignore[union-attr]
+        spark._jsparkSession
+    )
+
+
+def parquet_rows(files: list[Location]) -> list[int]:
+    """Row counts from the files' footers (one small ranged read each)."""
+    out = []
+    for f in files:
+        with f.open_input() as fh:
+            out.append(pq.ParquetFile(fh).metadata.num_rows)
+    return out
+
+
+def write_parquet(
+    df: DataFrame,
+    loc: Location,
+    compression: str,
+    mode: str = "auto",
+    partition_by: str | None = None,
+) -> list[dict]:
+    """Append `df` as Parquet files under `loc`; returns the new files, each
+    {"file": name relative to loc, "rows": n}, in name order. Nothing is committed here: the
+    caller lists them in its marker (files no marker lists are ignored by readers)."""
+    spark = df.sparkSession
+    uri = spark_io(spark, loc, mode)
+    if uri is not None:
+        before = {f.uri for f in loc.files()}
+        writer = df.write.mode("append").option("compression", compression)
+        if partition_by:
+            writer = writer.partitionBy(partition_by)
+        writer.parquet(uri)
+        new = [f for f in loc.files() if f.uri not in before and f.name.endswith(".parquet")]
+        return [{"file": f.relative_to(loc), "rows": n}
+                for f, n in zip(new, parquet_rows(new), strict=True)]  # fmt: skip
+    _register(spark)
+    write_id = uuid.uuid4().hex[:12]
+    (
+        df.write.format(NAME)
+        .mode("append")
+        .option("path", loc.uri)
+        .option("write_id", write_id)
+        .option("compression", compression)
+        .option("partition_by", partition_by or "")
+        .save()
+    )
+    listing = loc / write_manifest_name(write_id)
+    files = json.loads(listing.read_text())["files"]
+    listing.delete()
+    return files
+
+
+def read_parquet(
+    spark: SparkSession, files: list[Location], schema: StructType, mode: str = "auto"
+) -> DataFrame:
+    """The rows of exactly these Parquet files, with `schema` (no inference, no listing)."""
+    if not files:
+        return spark.createDataFrame([], schema)
+    uris = [spark_io(spark, f, mode) for f in files]
+    if all(u is not None for u in uris):
+        return spark.read.schema(schema).parquet(*uris)  # type: ignore[arg-type]
+    _register(spark)
+    return (
+        spark.read.format(NAME)
+        .schema(schema)
+        .option("files", json.dumps([f.uri for f in files]))
+        .load()
+    )

@@ -1,0 +1,297 @@
+"""Locations: every place the pipeline reads or writes, as a URI resolved once to a filesystem.
+
+A `Location` is a local absolute path or a URI (`s3://`, `gs://`, `hdfs://`, `abfs://`, ...;
+`s3a://` is taken as `s3://`, `file:///abs` as `/abs`). Its filesystem is a `pyarrow.fs` one
+(fsspec behind `pyarrow.fs.PyFileSystem` for a scheme pyarrow lacks), made once per process
+and store, so the driver and every executor open the same place the same way, with the
+store's standard credentials (`AWS_*`, `AWS_ENDPOINT_URL`, instance profiles, ...).
+
+Object stores have no rename, append or lock, so nothing here needs one: a piece of work is
+committed by writing its marker last (run/stage_store.py); `move` is a rename on a local disk
+and a server-side copy then delete on a store; `create_exclusive` is the one atomic primitive
+a lock needs (`O_EXCL` locally, `If-None-Match: *` on S3) and says when a store has none.
+Locations are plain strings inside, so they pickle into Spark tasks as they are.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
+_fs_cache: dict[tuple[str, str], Any] = {}
+_fs_lock = threading.Lock()
+
+
+class NoExclusiveCreate(RuntimeError):
+    """The store offers no atomic create-if-absent (needed for the run lock)."""
+
+
+def is_uri(text: str) -> bool:
+    """A URI with a scheme other than file:// (a Windows drive letter is no scheme)."""
+    head = text.split("://", 1)[0] if "://" in text else ""
+    return bool(head) and head != "file" and len(head) > 1 and "/" not in head
+
+
+@dataclass(frozen=True)
+class Location:
+    uri: str  # "/abs/path" for a local place, else "scheme://authority/path"
+
+    @classmethod
+    def of(cls, text: str | os.PathLike | Location) -> Location:
+        """A location from a path or URI. A scheme-less relative path is taken from the
+        current directory (on a cluster, engine/storage.py qualifies it by Spark's default
+        filesystem first)."""
+        if isinstance(text, Location):
+            return text
+        text = os.fspath(text)
+        if text.startswith("file:"):
+            path = urlsplit(text).path or "/"
+            return cls(str(Path(path).resolve()))
+        if not is_uri(text):
+            return cls(str(Path(text).expanduser().resolve()))
+        scheme, rest = text.split("://", 1)
+        scheme = _ALIASES.get(scheme.lower(), scheme.lower())
+        return cls(f"{scheme}://{rest.rstrip('/')}" if rest.strip("/") else f"{scheme}://{rest}")
+
+    # ---- names
+    @property
+    def scheme(self) -> str:
+        return self.uri.split("://", 1)[0] if "://" in self.uri else "file"
+
+    @property
+    def is_local(self) -> bool:
+        return self.scheme == "file"
+
+    @property
+    def local_path(self) -> Path:
+        if not self.is_local:
+            raise ValueError(f"{self.uri} is not on the local disk")
+        return Path(self.uri)
+
+    @property
+    def name(self) -> str:
+        return self.uri.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> Location:
+        return Location(self.uri.rstrip("/").rsplit("/", 1)[0] or "/")
+
+    def __truediv__(self, name: str) -> Location:
+        return Location(f"{self.uri.rstrip('/')}/{name.strip('/')}")
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def relative_to(self, base: Location) -> str:
+        prefix = base.uri.rstrip("/") + "/"
+        if not self.uri.startswith(prefix):
+            raise ValueError(f"{self.uri} is not under {base.uri}")
+        return self.uri[len(prefix) :]
+
+    # ---- the filesystem
+    def fs(self) -> tuple[Any, str]:
+        """(pyarrow filesystem, path inside it); the filesystem is made once per process."""
+        from pyarrow import fs as pafs
+
+        if self.is_local:
+            return _cached(("file", ""), pafs.LocalFileSystem), self.uri
+        parts = urlsplit(self.uri)
+        key = (self.scheme, parts.netloc)
+
+        def make():
+            import pyarrow as pa
+
+            try:
+                return pafs.FileSystem.from_uri(self.uri)[0]
+            except pa.ArrowInvalid as e:
+                if "nrecognized filesystem" not in str(e):
+                    raise OSError(f"{self.uri}: {e}") from e
+            except OSError as e:  # e.g. hdfs:// without libhdfs (HADOOP_HOME, CLASSPATH)
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise OSError(f"{self.uri}: cannot open its filesystem: {first}") from e
+            import fsspec  # a scheme pyarrow does not know: fsspec's, if it has one
+
+            try:
+                handler = pafs.FSSpecHandler(fsspec.filesystem(self.scheme))
+            except (ValueError, ImportError) as e:
+                raise OSError(
+                    f"{self.uri}: no filesystem for {self.scheme}:// in pyarrow or fsspec ({e})"
+                ) from e
+            return pafs.PyFileSystem(handler)
+
+        filesystem = _cached(key, make)
+        if self.scheme in ("s3", "gs"):
+            inner = f"{parts.netloc}{parts.path}"
+        elif isinstance(filesystem, pafs.PyFileSystem):
+            inner = self.uri
+        else:
+            inner = parts.path or "/"
+        return filesystem, inner.rstrip("/") or "/"
+
+    def _info(self):
+        filesystem, path = self.fs()
+        return filesystem.get_file_info(path)
+
+    def exists(self) -> bool:
+        from pyarrow import fs as pafs
+
+        return self._info().type != pafs.FileType.NotFound
+
+    def is_file(self) -> bool:
+        from pyarrow import fs as pafs
+
+        return self._info().type == pafs.FileType.File
+
+    def is_dir(self) -> bool:
+        from pyarrow import fs as pafs
+
+        return self._info().type == pafs.FileType.Directory
+
+    def size(self) -> int:
+        return int(self._info().size)
+
+    def mkdir(self) -> None:
+        """A folder (object stores have none: a no-op there)."""
+        filesystem, path = self.fs()
+        filesystem.create_dir(path, recursive=True)
+
+    def read_bytes(self) -> bytes:
+        filesystem, path = self.fs()
+        with filesystem.open_input_stream(path) as fh:
+            return fh.read()
+
+    def read_text(self) -> str:
+        return self.read_bytes().decode("utf-8")
+
+    def write_bytes(self, data: bytes) -> None:
+        """One whole write (one PUT on an object store: readers see all of it or nothing)."""
+        filesystem, path = self.fs()
+        if self.is_local:
+            self.parent.mkdir()
+        with filesystem.open_output_stream(path) as fh:
+            fh.write(data)
+
+    def write_text(self, text: str) -> None:
+        self.write_bytes(text.encode("utf-8"))
+
+    def open_input(self):
+        filesystem, path = self.fs()
+        return filesystem.open_input_file(path)
+
+    def open_output(self):
+        """A new file, streamed (a multipart upload on S3: visible only once closed)."""
+        filesystem, path = self.fs()
+        if self.is_local:
+            self.parent.mkdir()
+        return filesystem.open_output_stream(path)
+
+    def files(self) -> Iterator[Location]:
+        """Every file under this folder, at any depth, in name order (none if it is absent)."""
+        from pyarrow import fs as pafs
+
+        filesystem, path = self.fs()
+        try:
+            infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+        except FileNotFoundError:
+            return iter(())
+        base = self.uri.rstrip("/")
+        out = []
+        for info in infos:
+            if info.type == pafs.FileType.File:
+                rel = info.path[len(path.rstrip("/")) + 1 :] if path != "/" else info.path[1:]
+                out.append(Location(f"{base}/{rel}"))
+        return iter(sorted(out, key=lambda loc: loc.uri))
+
+    def delete(self) -> None:
+        """This file, or this folder and everything under it; nothing if absent."""
+        from pyarrow import fs as pafs
+
+        filesystem, path = self.fs()
+        kind = filesystem.get_file_info(path).type
+        if kind == pafs.FileType.Directory:
+            filesystem.delete_dir(path)
+        elif kind == pafs.FileType.File:
+            filesystem.delete_file(path)
+        elif not self.is_local:
+            # an object store may hold keys under a prefix with no directory marker
+            try:
+                filesystem.delete_dir_contents(path, missing_dir_ok=True)
+            except (FileNotFoundError, OSError):
+                pass
+
+    def move(self, dst: Location) -> None:
+        """A rename on a local disk; a server-side copy then a delete on a store."""
+        if self.is_local and dst.is_local:
+            dst.parent.mkdir()
+            os.replace(self.uri, dst.uri)
+            return
+        self.copy(dst)
+        filesystem, path = self.fs()
+        filesystem.delete_file(path)
+
+    def copy(self, dst: Location) -> None:
+        """A server-side copy within one store, else streamed through this process."""
+        filesystem, path = self.fs()
+        dst_fs, dst_path = dst.fs()
+        if dst.is_local:
+            dst.parent.mkdir()
+        if dst_fs is filesystem:
+            filesystem.copy_file(path, dst_path)
+            return
+        with self.open_input() as src, dst.open_output() as out:
+            while chunk := src.read(8 << 20):
+                out.write(chunk)
+
+    def create_exclusive(self, data: bytes) -> bool:
+        """Write `data` only if nothing is there yet, atomically: True if this call created
+        the file, False if it existed. NoExclusiveCreate where the store cannot promise it."""
+        if self.is_local:
+            self.parent.mkdir()
+            try:
+                fd = os.open(self.uri, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            return True
+        if self.scheme == "s3":
+            return _s3_create_exclusive(self.uri, data)
+        raise NoExclusiveCreate(
+            f"{self.uri}: {self.scheme}:// offers no atomic create-if-absent through "
+            "pyarrow.fs, so the output cannot be locked"
+        )
+
+
+def _cached(key: tuple[str, str], make):
+    with _fs_lock:
+        filesystem = _fs_cache.get(key)
+        if filesystem is None:
+            filesystem = _fs_cache[key] = make()
+        return filesystem
+
+
+def _s3_create_exclusive(uri: str, data: bytes) -> bool:
+    """S3's conditional write (`If-None-Match: *`, 412 when the key exists), through boto3,
+    which reads the same credentials and AWS_ENDPOINT_URL as pyarrow."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    parts = urlsplit(uri)
+    client = _cached(("boto3-s3", ""), lambda: boto3.client("s3"))
+    try:
+        client.put_object(Bucket=parts.netloc, Key=parts.path.lstrip("/"), Body=data,
+                          IfNoneMatch="*")  # fmt: skip
+    except ClientError as e:
+        code = e.response.get("Error", {}).get("Code", "")
+        if code in ("PreconditionFailed", "ConditionalRequestConflict") or e.response.get(
+            "ResponseMetadata", {}
+        ).get("HTTPStatusCode") in (409, 412):
+            return False
+        raise
+    return True

@@ -1,0 +1,101 @@
+"""Locations (pipeline/location.py, pipeline/engine/storage.py): one notion of a place for
+Python and for Spark. `file:///abs` and a scheme-less path under a non-local default
+filesystem (viewfs:// mounted onto a folder) give the same run as a plain local path, and no
+file of the run appears anywhere else."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from run_outputs import run_outputs
+
+from pipeline.location import Location
+
+
+def test_uris_and_local_paths(tmp_path):
+    assert Location.of(f"file://{tmp_path}/x").uri == f"{tmp_path}/x"
+    assert Location.of(f"file:{tmp_path}/x").uri == f"{tmp_path}/x"
+    assert Location.of("s3a://bucket/a/b/").uri == "s3://bucket/a/b"
+    assert Location.of("gcs://bucket/a").scheme == "gs"
+    assert (Location.of("s3://bucket/a") / "b" / "c.json").uri == "s3://bucket/a/b/c.json"
+    assert Location.of("s3://bucket/a/b").parent.uri == "s3://bucket/a"
+    rel = Location.of("relative/dir")
+    assert rel.is_local and Path(rel.uri).is_absolute()
+
+
+def test_local_files_write_list_move_delete(tmp_path):
+    root = Location.of(tmp_path) / "run"
+    (root / "a" / "one.txt").write_text("1")
+    (root / "b.txt").write_bytes(b"2")
+    assert [f.relative_to(root) for f in root.files()] == ["a/one.txt", "b.txt"]
+    (root / "b.txt").move(root / "c" / "b.txt")
+    assert (root / "c" / "b.txt").read_text() == "2" and not (root / "b.txt").exists()
+    assert (root / "new.lock").create_exclusive(b"x")
+    assert not (root / "new.lock").create_exclusive(b"y")
+    assert (root / "new.lock").read_bytes() == b"x"
+    root.delete()
+    assert not root.exists() and list(root.files()) == []
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.suffix in (".bin", ".idx")}  # fmt: skip
+
+
+@pytest.mark.spark
+def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(spark, cfg, sample_warc,
+                                                                tmp_path):  # fmt: skip
+    from pipeline.run.orchestrate import run
+
+    plain = tmp_path / "plain"
+    run(cfg, [str(sample_warc)], plain, spark)
+
+    as_uri = tmp_path / "as-uri"
+    m = run(cfg, [str(sample_warc)], f"file://{as_uri}", spark)
+    assert m["output"] == str(as_uri)
+    assert run_outputs(as_uri) == run_outputs(plain)
+    assert _files(as_uri / "tokens") == _files(plain / "tokens")
+
+    # a cluster whose default filesystem is viewfs://, with /curated mounted onto a folder:
+    # a scheme-less --output lands there for Spark's writes and for the markers alike
+    target = tmp_path / "mounted"
+    target.mkdir()
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    before = conf.get("fs.defaultFS")
+    conf.set("fs.viewfs.mounttable.testcluster.link./curated", f"file://{target}")
+    conf.set("fs.defaultFS", "viewfs://testcluster/")
+    try:
+        m = run(cfg, [str(sample_warc)], "/curated/run1", spark)
+    finally:
+        conf.set("fs.defaultFS", before)
+    assert m["output"] == str(target / "run1")
+    assert not Path("/curated").exists()  # nothing on the driver's own disk at that path
+    assert json.loads((target / "run1" / "manifest.json").read_text())["counts"] == m["counts"]
+    assert run_outputs(target / "run1") == run_outputs(plain)
+    assert _files(target / "run1" / "tokens") == _files(plain / "tokens")
+
+
+@pytest.mark.spark
+def test_the_python_data_source_writes_what_spark_writes(spark, cfg, sample_warc, tmp_path):
+    """`output.spark_io: python` (what an object store without a Hadoop connector gets) on a
+    local disk: the same rows as Spark's own Parquet writer, with language folders too."""
+    from pipeline.run.orchestrate import run
+
+    hadoop = tmp_path / "hadoop"
+    run(cfg, [str(sample_warc)], hadoop, spark)
+    python_io = cfg.model_copy(deep=True)
+    python_io.output.spark_io = "python"
+    ours = tmp_path / "python"
+    m = run(python_io, [str(sample_warc)], ours, spark)
+    assert run_outputs(ours) == run_outputs(hadoop)
+    assert not list(ours.rglob("_SUCCESS")) and not list(ours.rglob("*.crc"))
+    assert sorted(f["file"] for f in m["files"]["data"]) == sorted(
+        str(p.relative_to(ours / "data")) for p in (ours / "data").rglob("*.parquet")
+    )
+    routed = python_io.model_copy(deep=True)
+    routed.langid.route_by_language = True
+    m = run(routed, [str(sample_warc)], tmp_path / "routed", spark, force=True)
+    langs = {f["file"].split("/", 1)[0] for f in m["files"]["data"]}
+    assert langs and all(d.startswith("lang=") for d in langs)
