@@ -1,8 +1,15 @@
-"""Inputs in an S3-compatible object store (moto's server on localhost): a Common Crawl style
-`warc.paths.gz` listing in a bucket, whose relative lines are keys of that bucket, read by
-`curate run` in its own process. The documents and the ledger equal a run over the same
-files on disk, a rerun resumes every chunk, and each input file costs a handful of GET
-requests (reads go through an 8 MiB buffer, not one ranged GET per 16 KiB read)."""
+"""Object stores through a real S3 API (moto's server on localhost).
+
+Inputs: a Common Crawl style `warc.paths.gz` listing in a bucket, whose relative lines are
+keys of that bucket, read by `curate run` in its own process: the documents and the ledger
+equal a run over the same files on disk, a rerun resumes every chunk, and each input file
+costs a handful of GET requests (small probes, then an 8 MiB read buffer).
+
+Outputs (issue 33): a run whose inputs, models, chunks, markers, lock, data/, ledger, shards,
+token files, manifest and report all live in buckets; killed and resumed; added inputs and a
+retune; and spark-submit onto a standalone cluster whose workers share no disk with the
+driver. Each is compared with a local run of the same files.
+"""
 
 from __future__ import annotations
 
@@ -282,3 +289,64 @@ def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):
         marker = json.loads((folder / "_STAGE.json").read_text())
         on_store = sorted(p.name for p in folder.glob("*.parquet"))
         assert on_store == sorted(f["file"] for f in marker["files"])
+
+
+@pytest.fixture(scope="module")
+def private_cluster(tmp_path_factory):
+    """A standalone cluster whose workers see neither the driver's /tmp nor the checkout's
+    folders but the code and its venv (nor the real-data folder): no shared disk."""
+    import shutil
+
+    from pipeline.engine.cluster import cluster_down, cluster_up
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("a private mount namespace for the workers needs root and unshare")
+    keep = {"pipeline", ".venv"}
+    hide = [str(p) for p in sorted(ROOT.iterdir()) if p.is_dir() and p.name not in keep]
+    hide += [str(p) for p in (ROOT.parent / "shared",) if p.is_dir()]
+    run_dir = tmp_path_factory.mktemp("private-cluster")
+    try:
+        yield cluster_up(run_dir, workers=2, cores=1, memory="1g", hide=hide)
+    finally:
+        cluster_down(run_dir)
+
+
+def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
+    s3, s3_inputs, private_cluster, spark, tmp_path
+):
+    """spark-submit onto workers that share no disk with the driver: inputs, models and every
+    output in the bucket, credentials and endpoint given to executors as spark-submit
+    settings; the documents, the ledger and the counts equal a local run's."""
+    import shutil
+
+    from pipeline.run.orchestrate import run
+
+    client, env, _ = s3
+    local_dir, uris, c, config = s3_inputs
+    # the workers' view: neither the driver's temporary files nor the models folder
+    workers_ns = private_cluster["pids"][1]
+    for seen_by_driver in (config, ROOT / "models" / "lid.176.ftz", ROOT / "pipeline"):
+        visible = subprocess.run(["nsenter", "-t", str(workers_ns), "-m", "test", "-e",
+                                  str(seen_by_driver)]).returncode == 0  # fmt: skip
+        assert visible == (seen_by_driver.name == "pipeline"), seen_by_driver
+    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
+    out = f"s3://{OUT_BUCKET}/runs/cluster"
+    executor_env = [a for k, v in env.items() for a in ("--conf", f"spark.executorEnv.{k}={v}")]
+    cmd = [str(Path(sys.executable).parent / "spark-submit"),
+           "--master", private_cluster["master"], "--py-files", pyfiles,
+           "--conf", "spark.ui.enabled=false", *executor_env,
+           str(ROOT / "jobs" / "curate.py"), "--config", str(config),
+           "--input", uris["a"], uris["b"], "--output", out]  # fmt: skip
+    run_env = {**os.environ, **env, "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run(cmd, cwd=ROOT, env=run_env, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
+    quiet = "\n".join(line for line in proc.stderr.splitlines() if " INFO " not in line)
+    assert proc.returncode == 0, proc.stdout[-3000:] + "\n----\n" + quiet[-6000:]
+    got = tmp_path / "from-cluster"
+    _download(client, OUT_BUCKET, "runs/cluster/", got)
+    m = json.loads((got / "manifest.json").read_text())
+    assert m["spark"]["master"] == private_cluster["master"]
+    local = tmp_path / "local"
+    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    assert run_outputs(got) == run_outputs(local)
+    assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -40,10 +41,15 @@ def _start(cmd: list[str], log: Path, env: dict) -> int:
 
 def cluster_up(
     run_dir: str | Path, workers: int = 2, cores: int = 1, memory: str = "1g",
-    port: int | None = None, timeout_s: float = 90,
+    port: int | None = None, timeout_s: float = 90, hide: list[str] | None = None,
 ) -> dict:  # fmt: skip
     """Start the cluster; returns {"master": url, "ui": url, "pids": [...]} (also written to
-    run_dir/cluster.json). Waits until every worker has registered."""
+    run_dir/cluster.json). Waits until every worker has registered.
+
+    `hide` (root only): the workers run in a mount namespace of their own where /tmp and each
+    of these folders is an empty tmpfs, so executors see nothing the driver wrote on its disk,
+    as on EMR or Kubernetes: only what travels through a URI or SparkFiles reaches them. The
+    workers share that namespace (they read each other's shuffle files from disk)."""
     run = Path(run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SPARK_LOCAL_IP": HOST, "SPARK_LOG_DIR": str(run),
@@ -54,13 +60,26 @@ def cluster_up(
     pids = [_start([str(SPARK_CLASS), "org.apache.spark.deploy.master.Master", "--host", HOST,
                     "--port", str(port), "--webui-port", str(ui_port)],
                    run / "master.log", env)]  # fmt: skip
-    for i in range(workers):
-        work = run / f"worker-{i}"
-        work.mkdir(exist_ok=True)
-        pids.append(_start([str(SPARK_CLASS), "org.apache.spark.deploy.worker.Worker", master,
-                            "--host", HOST, "--cores", str(cores), "--memory", memory,
-                            "--webui-port", str(free_port()), "--work-dir", str(work)],
-                           run / f"worker-{i}.log", env))  # fmt: skip
+
+    def worker(i: int, work: str) -> list[str]:
+        return [str(SPARK_CLASS), "org.apache.spark.deploy.worker.Worker", master, "--host",
+                HOST, "--cores", str(cores), "--memory", memory, "--webui-port",
+                str(free_port()), "--work-dir", work]  # fmt: skip
+
+    if hide is None:
+        for i in range(workers):
+            work = run / f"worker-{i}"
+            work.mkdir(exist_ok=True)
+            pids.append(_start(worker(i, str(work)), run / f"worker-{i}.log", env))
+    else:
+        # one shell in a private mount namespace: tmpfs over /tmp and the hidden folders,
+        # then every worker in the background (their work dirs on that tmpfs)
+        # (their output goes to workers.log, opened before /tmp was hidden)
+        starts = " ".join(f"{shlex.join(worker(i, f'/tmp/worker-{i}'))} &" for i in range(workers))
+        script = ('set -e; for d in /tmp "$@"; do mount -t tmpfs tmpfs "$d"; done; '
+                  f"{starts} wait")  # fmt: skip
+        pids.append(_start(["unshare", "-m", "--propagation", "private", "bash", "-c", script,
+                            "hide", *hide], run / "workers.log", env))  # fmt: skip
     info = {"master": master, "ui": f"http://{HOST}:{ui_port}", "pids": pids, "run_dir": str(run)}
     (run / "cluster.json").write_text(json.dumps(info, indent=2))
     deadline = time.monotonic() + timeout_s
