@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -157,7 +158,14 @@ def _run(args: argparse.Namespace) -> int:
         inputs = args.input or cfg.input.paths
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
-        files = expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
+        try:
+            files = expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
+        except InputError:
+            # under spark-submit a scheme-less path may be on the cluster's default filesystem
+            # (HDFS): the run expands the inputs again once Spark says which that is
+            if "PYSPARK_GATEWAY_PORT" not in os.environ:
+                raise
+            files = []
         from pipeline.run.preflight import check_run
 
         check_run(cfg, files, args.output)

@@ -59,18 +59,21 @@ def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(spark, cfg, samp
     assert _files(as_uri / "tokens") == _files(plain / "tokens")
 
     # a cluster whose default filesystem is viewfs://, with /curated mounted onto a folder:
-    # a scheme-less --output lands there for Spark's writes and for the markers alike
+    # a scheme-less --output lands there for Spark's writes and for the markers alike, and a
+    # scheme-less --input is read from there
     target = tmp_path / "mounted"
-    target.mkdir()
+    (target / "in").mkdir(parents=True)
+    (target / "in" / "sample.warc.gz").write_bytes(sample_warc.read_bytes())
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     before = conf.get("fs.defaultFS")
     conf.set("fs.viewfs.mounttable.testcluster.link./curated", f"file://{target}")
     conf.set("fs.defaultFS", "viewfs://testcluster/")
     try:
-        m = run(cfg, [str(sample_warc)], "/curated/run1", spark)
+        m = run(cfg, ["/curated/in/sample.warc.gz"], "/curated/run1", spark)
     finally:
         conf.set("fs.defaultFS", before)
     assert m["output"] == str(target / "run1")
+    assert m["inputs"] == [str(target / "in" / "sample.warc.gz")]  # inputs resolved alike
     assert not Path("/curated").exists()  # nothing on the driver's own disk at that path
     assert json.loads((target / "run1" / "manifest.json").read_text())["counts"] == m["counts"]
     assert run_outputs(target / "run1") == run_outputs(plain)

@@ -350,3 +350,19 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
     assert run_outputs(got) == run_outputs(local)
     assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]
+
+
+def test_a_store_folder_expands_to_its_archives(s3, s3_inputs, monkeypatch):
+    """`--input s3://bucket/folder/` is every archive under it, in name order, as a local
+    folder is; one with none is refused, naming it."""
+    from pipeline import location
+    from pipeline.run.inputs import InputError, expand_inputs
+
+    _, env, _ = s3
+    _, uris, _, _ = s3_inputs
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(location, "_fs_cache", {})  # filesystems made with this endpoint
+    assert expand_inputs([f"s3://{BUCKET}/inputs/"], "") == [uris["a"], uris["b"], uris["c"]]
+    with pytest.raises(InputError, match=f"s3://{BUCKET}/models: holds no"):
+        expand_inputs([f"s3://{BUCKET}/models"], "")

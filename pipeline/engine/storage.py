@@ -36,6 +36,10 @@ def _hadoop_conf(spark: SparkSession):
     return spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
 
 
+def default_fs_is_local(spark: SparkSession) -> bool:
+    return (_hadoop_conf(spark).get("fs.defaultFS") or "file:///").startswith("file:")
+
+
 def resolve(spark: SparkSession, text: str | Location) -> Location:
     """`text` as the place Spark's default filesystem and mount tables make it."""
     if isinstance(text, Location):
@@ -45,10 +49,8 @@ def resolve(spark: SparkSession, text: str | Location) -> Location:
     if scheme and scheme != "viewfs":
         return Location.of(text)
     conf = _hadoop_conf(spark)
-    if not scheme and not text.startswith("file:"):
-        default = conf.get("fs.defaultFS") or "file:///"
-        if default.startswith("file:"):
-            return Location.of(text)
+    if not scheme and not text.startswith("file:") and default_fs_is_local(spark):
+        return Location.of(text)
     jvm = spark.sparkContext._jvm  # type: ignore[union-attr]
     path = jvm.org.apache.hadoop.fs.Path(text)
     fs = path.getFileSystem(conf)

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from pipeline.document.warc.streams import is_url, open_stream
+from pipeline.location import Location
 
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz", ".arc", ".arc.gz")
 LISTING_SUFFIXES = (".paths", ".paths.gz")
@@ -108,6 +109,17 @@ def archives_under(root: Path) -> list[str]:
     return sorted(found)
 
 
+def archives_in_store(prefix: str) -> list[str]:
+    """The archive files under an object-store or HDFS folder (`s3://bucket/crawl/`), sorted."""
+    try:
+        found = [f.uri for f in Location.of(prefix).files() if f.name.endswith(WARC_SUFFIXES)]
+    except OSError as e:
+        raise InputError(f"input {prefix}: cannot be listed: {e}") from e
+    if not found:
+        raise InputError(f"input {prefix}: holds no .warc(.gz) or .arc(.gz) file")
+    return found
+
+
 def _absolute(path: str) -> str:
     if is_url(path):
         return path
@@ -119,8 +131,16 @@ def expand_inputs(args: list[str], listing_prefix: str) -> list[str]:
     """Expand input arguments into WARC paths, in argument order, sorted within a directory."""
     files: list[str] = []
     for arg in args:
+        if arg.startswith("file:"):
+            arg = Location.of(arg).uri  # file:///abs/x is /abs/x
         if _is_listing(arg):
             files.extend(read_listing(arg, listing_prefix))
+        elif (
+            is_url(arg)
+            and not arg.startswith(("http://", "https://"))
+            and not arg.endswith(WARC_SUFFIXES)
+        ):
+            files.extend(archives_in_store(arg))
         elif is_url(arg):
             files.append(arg)
         elif any(ch in arg for ch in "*?["):

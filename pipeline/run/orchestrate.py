@@ -33,9 +33,9 @@ from pipeline.document.extract import backend_version
 from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine import driver_preload
 from pipeline.engine.models import digest
-from pipeline.engine.storage import hadoop_uri, resolve, write_parquet
+from pipeline.engine.storage import default_fs_is_local, hadoop_uri, resolve, write_parquet
 from pipeline.engine.warmup import warm_workers
-from pipeline.location import Location
+from pipeline.location import Location, is_uri
 from pipeline.outputs import report_examples
 from pipeline.outputs.mixture.write import write_mixture
 from pipeline.outputs.report import write_report
@@ -221,6 +221,9 @@ def run(
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
     out = resolve(spark, output)  # the place Spark's default filesystem makes it
+    if not default_fs_is_local(spark):  # scheme-less inputs: that filesystem's too
+        inputs = [a if is_uri(a) or a.startswith("file:") else resolve(spark, a).uri
+                  for a in inputs]  # fmt: skip
     files = expand_inputs(inputs, cfg.input.listing_prefix)
     check_run(cfg, files, out)
     warm = warm_workers(spark, cfg)
