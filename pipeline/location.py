@@ -208,6 +208,18 @@ class Location:
                 out.append(Location(f"{base}/{rel}"))
         return iter(sorted(out, key=lambda loc: loc.uri))
 
+    def names(self) -> list[str]:
+        """The names directly under this folder (files and folders; none if it is absent):
+        one listing request on a store, whatever lies deeper."""
+        from pyarrow import fs as pafs
+
+        filesystem, path = self.fs()
+        try:
+            infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False))
+        except FileNotFoundError:
+            return []
+        return sorted(info.base_name for info in infos)
+
     def delete(self) -> None:
         """This file, or this folder and everything under it; nothing if absent."""
         from pyarrow import fs as pafs

@@ -44,7 +44,7 @@ def check_output(output: str | Path | Location, files: list[str]) -> None:
             raise ConfigError(
                 f"--output {output}: is a file, not a directory (choose a new folder)"
             )
-        listing = list(out.files())
+        top = out.names()
     except ConfigError:
         raise
     except OSError as e:  # no bucket, no credentials, an unknown scheme
@@ -57,7 +57,7 @@ def check_output(output: str | Path | Location, files: list[str]) -> None:
                 f"--output {output}: holds the input {f}; a run rewrites its output folder, "
                 "so choose an --output outside the inputs"
             )
-    stray = sorted({f.relative_to(out).split("/", 1)[0] for f in listing} - RUN_ENTRIES)
+    stray = sorted(set(top) - RUN_ENTRIES)
     if stray:
         raise ConfigError(
             f"--output {output}: holds files that are not from a curate run "
