@@ -307,12 +307,13 @@ def private_cluster(tmp_path_factory):
 
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("a private mount namespace for the workers needs root and unshare")
-    keep = {"pipeline", ".venv"}
-    hide = [str(p) for p in sorted(ROOT.iterdir()) if p.is_dir() and p.name not in keep]
+    keep = [ROOT / "pipeline", ROOT / ".venv"]
+    hide = [str(p) for p in sorted(ROOT.iterdir()) if p.is_dir() and p not in keep]
     hide += [str(p) for p in (ROOT.parent / "shared",) if p.is_dir()]
     run_dir = tmp_path_factory.mktemp("private-cluster")
     try:
-        yield cluster_up(run_dir, workers=2, cores=1, memory="1g", hide=hide)
+        yield cluster_up(run_dir, workers=2, cores=1, memory="1g", hide=hide,
+                         keep=[str(k) for k in keep])  # fmt: skip
     finally:
         cluster_down(run_dir)
 

@@ -42,6 +42,7 @@ def _start(cmd: list[str], log: Path, env: dict) -> int:
 def cluster_up(
     run_dir: str | Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     port: int | None = None, timeout_s: float = 90, hide: list[str] | None = None,
+    keep: list[str] = (),
 ) -> dict:  # fmt: skip
     """Start the cluster; returns {"master": url, "ui": url, "pids": [...]} (also written to
     run_dir/cluster.json). Waits until every worker has registered.
@@ -49,7 +50,9 @@ def cluster_up(
     `hide` (root only): the workers run in a mount namespace of their own where /tmp and each
     of these folders is an empty tmpfs, so executors see nothing the driver wrote on its disk,
     as on EMR or Kubernetes: only what travels through a URI or SparkFiles reaches them. The
-    workers share that namespace (they read each other's shuffle files from disk)."""
+    folders in `keep` (the code and its venv) stay visible even under a hidden one (a
+    checkout in /tmp). The workers share that namespace (they read each other's shuffle
+    files from disk)."""
     run = Path(run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SPARK_LOCAL_IP": HOST, "SPARK_LOG_DIR": str(run),
@@ -76,8 +79,15 @@ def cluster_up(
         # then every worker in the background (their work dirs on that tmpfs)
         # (their output goes to workers.log, opened before /tmp was hidden)
         starts = " ".join(f"{shlex.join(worker(i, f'/tmp/worker-{i}'))} &" for i in range(workers))
-        script = ('set -e; for d in /tmp "$@"; do mount -t tmpfs tmpfs "$d"; done; '
-                  f"{starts} wait")  # fmt: skip
+        kept = " ".join(shlex.quote(str(Path(k).resolve())) for k in keep)
+        script = (
+            "set -e; keep=(" + kept + "); stash=$(mktemp -d -p /dev/shm); i=0; "
+            'for k in "${keep[@]}"; do mkdir -p "$stash/$i"; mount --bind "$k" "$stash/$i"; '
+            "i=$((i+1)); done; "
+            'for d in /tmp "$@"; do if [ -d "$d" ]; then mount -t tmpfs tmpfs "$d"; fi; done; '
+            'i=0; for k in "${keep[@]}"; do mkdir -p "$k"; mount --bind "$stash/$i" "$k"; '
+            f"i=$((i+1)); done; {starts} wait"
+        )
         pids.append(_start(["unshare", "-m", "--propagation", "private", "bash", "-c", script,
                             "hide", *hide], run / "workers.log", env))  # fmt: skip
     info = {"master": master, "ui": f"http://{HOST}:{ui_port}", "pids": pids, "run_dir": str(run)}

@@ -44,7 +44,7 @@ from pipeline.run.chunks import EXTRACTION_STAGES, documents_pass, package_sourc
 from pipeline.run.inputs import expand_inputs
 from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, count_outcomes, damage_lines, damage_report
 from pipeline.run.preflight import check_run
-from pipeline.run.stage_store import StageResult, materialize
+from pipeline.run.stage_store import StageResult, materialize, prune
 from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.quality import quality_model_path
 from pipeline.stages.registry import STAGE_METADATA, enabled_stages
@@ -347,6 +347,8 @@ def _run_stages(
         "rejected": write_parquet(ledger_output(frames, min(n_files, len(files))),
                                   out / "rejected", cfg.output.compression, cfg.output.spark_io),
     }  # fmt: skip
+    for sub, written in published.items():  # readers of data/ open every file there
+        prune(out / sub, written)
     outcomes = count_outcomes(read_rows, frames, docs)
     shown = report_examples.examples(frames)  # a few documents per reason and source
     counts = outcomes.counts

@@ -53,11 +53,17 @@ def commit(path: Location, marker: dict, files: list[dict], guard=None) -> dict:
         guard()
     marker = {**marker, "rows": sum(f["rows"] for f in files), "files": files}
     (path / MARKER).write_text(json.dumps(marker, indent=2))
-    keep = {(path / f["file"]).uri for f in files} | {(path / MARKER).uri}
-    for f in path.files():
-        if f.uri not in keep:
-            f.delete()
+    prune(path, files, keep=(MARKER,))
     return marker
+
+
+def prune(path: Location, files: list[dict], keep: tuple[str, ...] = ()) -> None:
+    """Delete every file under `path` but `files` and `keep`: an earlier version's, or the
+    files of task attempts that failed or lost a race (they are never listed)."""
+    listed = {(path / f["file"]).uri for f in files} | {(path / k).uri for k in keep}
+    for f in path.files():
+        if f.uri not in listed:
+            f.delete()
 
 
 def start_over(path: Location) -> None:
