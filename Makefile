@@ -61,7 +61,7 @@ cluster-down:
 	$(BIN)/python -m pipeline.engine.cluster down --run-dir build/cluster
 
 test: setup
-	@echo "test: about 9 minutes on 2 cores (Spark tests share one session)"
+	@echo "test: about 14 minutes on 2 cores (Spark tests share one session)"
 	$(BIN)/pytest -q
 
 lint: setup
