@@ -102,15 +102,19 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _tokens(args: argparse.Namespace) -> int:
     from pipeline.document.tokenizer import Tokenizer
+    from pipeline.engine.models import resolve
+    from pipeline.location import Location
     from pipeline.outputs.tokens.shards import TokenShards
 
-    d = Path(args.dir)
+    d = Location.of(args.dir)
     d = d / "tokens" if (d / "tokens" / "index.json").is_file() else d
     if not (d / "index.json").is_file():
         print(f"curate: {args.dir} has no tokens/index.json: not a finished run", file=sys.stderr)
         return 2
     shards = TokenShards(d)
-    tok = Tokenizer(shards.index["tokenizer"], shards.eot)
+    name = shards.index["tokenizer"]  # a tokenizer.json (maybe a URI) or a tiktoken name
+    tok = Tokenizer(str(resolve(name, "tokenizer", "tokenizer.name")) if name.endswith(".json")
+                    else name, shards.eot)  # fmt: skip
     print(f"{len(shards):,} documents in {len(shards.index['shards'])} shard(s), tokenizer "
           f"{shards.index['tokenizer']}, {shards.dtype}, EOT {shards.eot}")  # fmt: skip
     for i in range(min(args.show, len(shards))):

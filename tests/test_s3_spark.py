@@ -255,6 +255,13 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spar
                        timeout=120)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert committed("runs/r1/report.html")
+    # the token shards read where they are (ranged reads), as a local run's are memory-mapped
+    shown = [subprocess.run([str(Path(sys.executable).parent / "curate"), "tokens", where,
+                             "--show", "3"], cwd=ROOT, env={**os.environ, **env},
+                            capture_output=True, text=True, timeout=120)
+             for where in (out, str(local))]  # fmt: skip
+    assert all(x.returncode == 0 for x in shown), [x.stderr for x in shown]
+    assert shown[0].stdout == shown[1].stdout and "--- document 2" in shown[0].stdout
 
 
 def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.location import Location
+
 
 def write_token_shard(
     path_stem: Path, docs: Sequence[Sequence[int]], eot: int, dtype: np.dtype
@@ -37,19 +39,34 @@ def write_token_shard(
     return int(offsets[-1])
 
 
-class TokenShards:
-    """Memory-mapped token shards: `len()`, `[i]` (a document's ids), iteration."""
+class _RangedTokens:
+    """A shard's `.bin` in an object store: each slice is one ranged read."""
 
-    def __init__(self, directory: str | Path):
-        self.dir = Path(directory)
+    def __init__(self, loc: Location, dtype: np.dtype):
+        self.file, self.dtype = loc.open_input(), dtype
+
+    def __getitem__(self, span: slice) -> np.ndarray:
+        item = self.dtype.itemsize
+        data = self.file.read_at((span.stop - span.start) * item, span.start * item)
+        return np.frombuffer(data, dtype=self.dtype)
+
+
+class TokenShards:
+    """Token shards, local (memory-mapped) or in a store (ranged reads): `len()`, `[i]` (a
+    document's ids), iteration."""
+
+    def __init__(self, directory: str | Path | Location):
+        self.dir = Location.of(directory)
         self.index = json.loads((self.dir / "index.json").read_text())
         self.dtype = np.dtype(self.index["dtype"])
         self.eot = self.index["eot_token"]
         self._shards = []
         for sh in self.index["shards"]:
             stem = self.dir / sh["name"]
-            tokens = np.memmap(stem.with_suffix(".bin"), dtype=self.dtype, mode="r")
-            offsets = np.fromfile(stem.with_suffix(".idx"), dtype="<i8")
+            bin_, idx = Location(stem.uri + ".bin"), Location(stem.uri + ".idx")
+            tokens = (np.memmap(bin_.uri, dtype=self.dtype, mode="r") if bin_.is_local
+                      else _RangedTokens(bin_, self.dtype))  # fmt: skip
+            offsets = np.frombuffer(idx.read_bytes(), dtype="<i8")
             self._shards.append((tokens, offsets))
         self._starts = np.cumsum([0] + [len(o) - 1 for _, o in self._shards])
 
