@@ -162,6 +162,9 @@ def _run(args: argparse.Namespace) -> int:
         inputs = args.input or cfg.input.paths
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
+        from pipeline.engine.spark import store_environment
+
+        store_environment(cfg)  # S3A settings (spark-submit --conf) for the checks below
         try:
             files = expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
         except InputError:

@@ -280,6 +280,27 @@ class Location:
         )
 
 
+# Hadoop's S3A settings and the AWS variables pyarrow.fs and boto3 read for the same thing.
+_S3A_ENV = {"fs.s3a.access.key": "AWS_ACCESS_KEY_ID", "fs.s3a.secret.key": "AWS_SECRET_ACCESS_KEY",
+            "fs.s3a.session.token": "AWS_SESSION_TOKEN",
+            "fs.s3a.endpoint.region": "AWS_REGION"}  # fmt: skip
+
+
+def s3a_environment(s3a: dict[str, str]) -> dict[str, str]:
+    """The AWS_* variables equivalent to Hadoop `fs.s3a.*` settings (keys without the
+    `spark.hadoop.` prefix): a cluster configured for S3A reaches the same store from Python."""
+    env = {var: s3a[key] for key, var in _S3A_ENV.items() if s3a.get(key)}
+    endpoint = s3a.get("fs.s3a.endpoint")
+    if endpoint:
+        if "://" not in endpoint:
+            ssl = s3a.get("fs.s3a.connection.ssl.enabled", "true").strip().lower() != "false"
+            endpoint = ("https://" if ssl else "http://") + endpoint
+        env["AWS_ENDPOINT_URL"] = endpoint
+    if "AWS_REGION" in env:
+        env["AWS_DEFAULT_REGION"] = env["AWS_REGION"]
+    return env
+
+
 def _cached(key: tuple[str, str], make):
     with _fs_lock:
         filesystem = _fs_cache.get(key)

@@ -102,3 +102,17 @@ def test_the_python_data_source_writes_what_spark_writes(spark, cfg, sample_warc
     m = run(routed, [str(sample_warc)], tmp_path / "routed", spark, force=True)
     langs = {f["file"].split("/", 1)[0] for f in m["files"]["data"]}
     assert langs and all(d.startswith("lang=") for d in langs)
+
+
+def test_s3a_settings_become_the_aws_variables_pyarrow_reads():
+    from pipeline.location import s3a_environment
+
+    assert s3a_environment({"fs.s3a.endpoint": "minio.local:9000", "fs.s3a.access.key": "k",
+                            "fs.s3a.secret.key": "s", "fs.s3a.connection.ssl.enabled": "false",
+                            "fs.s3a.endpoint.region": "eu-west-1"}) == {
+        "AWS_ENDPOINT_URL": "http://minio.local:9000", "AWS_ACCESS_KEY_ID": "k",
+        "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "eu-west-1",
+    }  # fmt: skip
+    assert s3a_environment({"fs.s3a.endpoint": "s3.example.com"}) == {
+        "AWS_ENDPOINT_URL": "https://s3.example.com"}  # fmt: skip
+    assert s3a_environment({}) == {}

@@ -326,8 +326,9 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     s3, s3_inputs, private_cluster, spark, tmp_path
 ):
     """spark-submit onto workers that share no disk with the driver: inputs, models and every
-    output in the bucket, credentials and endpoint given to executors as spark-submit
-    settings; the documents, the ledger and the counts equal a local run's."""
+    output in the bucket, the store given only as Hadoop S3A settings (`--conf
+    spark.hadoop.fs.s3a.*`), which driver and executors both follow; the documents, the
+    ledger and the counts equal a local run's."""
     import shutil
 
     from pipeline.run.orchestrate import run
@@ -342,13 +343,18 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
         assert visible == (seen_by_driver.name == "pipeline"), seen_by_driver
     pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
     out = f"s3://{OUT_BUCKET}/runs/cluster"
-    executor_env = [a for k, v in env.items() for a in ("--conf", f"spark.executorEnv.{k}={v}")]
+    # the store as a Hadoop cluster is told of it (S3A settings), and nothing else: neither
+    # the driver nor the executors get an AWS_* variable from this test
+    s3a = {"fs.s3a.endpoint": env["AWS_ENDPOINT_URL"], "fs.s3a.access.key": "test",
+           "fs.s3a.secret.key": "test", "fs.s3a.endpoint.region": "us-east-1"}  # fmt: skip
+    store_conf = [a for k, v in s3a.items() for a in ("--conf", f"spark.hadoop.{k}={v}")]
     cmd = [str(Path(sys.executable).parent / "spark-submit"),
            "--master", private_cluster["master"], "--py-files", pyfiles,
-           "--conf", "spark.ui.enabled=false", *executor_env,
+           "--conf", "spark.ui.enabled=false", *store_conf,
            str(ROOT / "jobs" / "curate.py"), "--config", str(config),
            "--input", uris["a"], uris["b"], "--output", out]  # fmt: skip
-    run_env = {**os.environ, **env, "PYSPARK_PYTHON": sys.executable}
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    run_env["PYSPARK_PYTHON"] = sys.executable
     proc = subprocess.run(cmd, cwd=ROOT, env=run_env, capture_output=True, text=True,
                           timeout=900)  # fmt: skip
     quiet = "\n".join(line for line in proc.stderr.splitlines() if " INFO " not in line)

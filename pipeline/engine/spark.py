@@ -46,6 +46,27 @@ def launcher_settings() -> set[str]:
     return {k for k, _ in SparkConf().getAll()}
 
 
+def store_environment(cfg: Config) -> dict[str, str]:
+    """AWS_* variables for pyarrow.fs and boto3 from Hadoop's S3A settings
+    (`spark.hadoop.fs.s3a.*`, given to spark-submit or in the config's `spark.conf`), set in
+    this process where not set already, and returned so that executors get them too. A
+    cluster configured the Hadoop way then needs no project-specific settings."""
+    from pipeline.location import s3a_environment
+
+    settings = dict(cfg.spark.conf)
+    if under_spark_submit():
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()
+        settings.update(SparkConf().getAll())
+    prefix = "spark.hadoop."
+    env = s3a_environment({k[len(prefix) :]: v for k, v in settings.items()
+                           if k.startswith(prefix + "fs.s3a.")})  # fmt: skip
+    for key, value in env.items():
+        os.environ.setdefault(key, value)
+    return env
+
+
 def get_spark(
     cfg: Config, master: str | None = None, java_opts: str = "", quiet: bool = False
 ) -> SparkSession:
@@ -73,6 +94,8 @@ def get_spark(
         conf[DRIVER_OPTS] = " ".join(filter(None, [conf.get(DRIVER_OPTS), extra, java_opts]))
         conf.setdefault("spark.python.daemon.module", "pipeline.engine.worker_daemon")
     given = launcher_settings()
+    for key, value in store_environment(cfg).items():  # executors reach the same stores
+        conf.setdefault(f"spark.executorEnv.{key}", value)
     for key, value in conf.items():
         if key not in given:
             builder = builder.config(key, value)
