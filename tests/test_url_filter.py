@@ -92,3 +92,30 @@ def test_blocked_pages_are_ledgered_and_never_extracted(spark, cfg, sample_warc,
             assert r["text"] is None  # decided before extraction
     c2 = m["counts"]
     assert c2["read"] == c2["kept"] + sum(c2["rejected"].values())
+
+
+@pytest.mark.spark
+def test_lists_are_loaded_and_broadcast_once_per_run_not_per_chunk(
+    spark, cfg, sample_warc, tmp_path, monkeypatch
+):
+    """Three chunks, one load and one broadcast of the lists (a snapshot has ~11,000 chunks
+    and the lists millions of domains); every chunk still blocks with them."""
+    import pipeline.stages.extract as extract_stage
+    from pipeline.run.orchestrate import run
+
+    loads = []
+    real = extract_stage.load_url_filter
+    monkeypatch.setattr(
+        extract_stage, "load_url_filter", lambda conf: loads.append(1) or real(conf)
+    )
+    files = []
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.warc.gz").write_bytes(sample_warc.read_bytes())
+        files.append(str(tmp_path / f"{name}.warc.gz"))
+    c = cfg.model_copy(deep=True)
+    c.chunks.files = 1
+    c.url_filter = _conf(tmp_path, blocked_domains=["rivers.example.org"])
+    m = run(c, files, tmp_path / "out", spark)
+    assert len(m["chunks"]) == 3 and len(loads) == 1
+    ledger = pq.read_table(tmp_path / "out" / "rejected").to_pylist()
+    assert {r["warc_file"] for r in ledger if r["stage"] == "url"} == set(files)

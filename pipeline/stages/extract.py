@@ -11,19 +11,20 @@ write, whatever the number of stages.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Sequence
 from functools import partial
 
 import pyarrow as pa
-from pyspark import Accumulator
+from pyspark import Accumulator, Broadcast
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
 from pipeline.document.extract import Screen, process_record
 from pipeline.document.langid import cheap_view, load_fasttext, predict_languages, prefilter_verdict
-from pipeline.document.url_filter import load_url_filter
+from pipeline.document.url_filter import list_digests, load_url_filter
 from pipeline.engine.models import load_shipped, ship
 from pipeline.stages.arrow_batches import with_fields
 from pipeline.stages.langid import lid_model_path
@@ -51,6 +52,24 @@ def language_screen(spark: SparkSession, cfg: Config) -> Screen | None:
     return screen
 
 
+_url_filters: dict[tuple, Broadcast | None] = {}
+_url_filters_lock = threading.Lock()
+
+
+def url_filter_broadcast(spark: SparkSession, cfg: Config) -> Broadcast | None:
+    """The URL filter's lists, loaded on the driver and broadcast once per session and lists
+    (millions of domains): every chunk's job uses the same broadcast, not one of its own."""
+    key = (spark.sparkContext.applicationId, cfg.section_hash("url_filter"),
+           tuple(sorted(list_digests(cfg.url_filter).items())))  # fmt: skip
+    with _url_filters_lock:  # chunks start from several driver threads
+        if key not in _url_filters:
+            url_filter = load_url_filter(cfg.url_filter)
+            _url_filters[key] = (
+                None if url_filter is None else spark.sparkContext.broadcast(url_filter)
+            )
+        return _url_filters[key]
+
+
 def read_and_extract(
     spark: SparkSession,
     files: list[str],
@@ -66,10 +85,8 @@ def read_and_extract(
     # One cache scope per run: payloads repeated within this run are extracted once.
     extract = partial(process_record, s=cfg.extract, read=cfg.read, scope=uuid.uuid4().hex,
                       screen=language_screen(spark, cfg))  # fmt: skip
-    url_filter = load_url_filter(cfg.url_filter)
-    if url_filter is not None:
-        # shipped to each executor once (millions of domains), not with every task
-        lists = spark.sparkContext.broadcast(url_filter)
+    lists = url_filter_broadcast(spark, cfg)
+    if lists is not None:
         unfiltered = extract
 
         def extract(row: dict) -> dict:
