@@ -69,12 +69,6 @@ class Location:
         return self.scheme == "file"
 
     @property
-    def local_path(self) -> Path:
-        if not self.is_local:
-            raise ValueError(f"{self.uri} is not on the local disk")
-        return Path(self.uri)
-
-    @property
     def name(self) -> str:
         return self.uri.rstrip("/").rsplit("/", 1)[-1]
 

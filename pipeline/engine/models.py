@@ -36,18 +36,23 @@ class ModelError(ValueError):
 
 def fetch_remote(uri: str) -> Path:
     """A model at a URI (s3://, gs://, hdfs://, ...), copied once to the driver's temporary
-    folder (keyed by the URI and the object's size; with its `.json` metadata beside it where
-    there is one), from where it is shipped to executors like a local model."""
+    folder (keyed by the URI, size and time of the object; with its `.json` metadata beside
+    it where there is one), from where it is shipped to executors like a local model."""
+    from pyarrow import fs as pafs
+
     src = Location.of(uri)
     try:
-        size = src.size() if src.is_file() else None
+        filesystem, inner = src.fs()
+        info = filesystem.get_file_info(inner)  # one request: kind, size and time
     except OSError as e:
         raise ModelError(
             f"model {uri}: cannot be read ({e}); check the URI and credentials"
         ) from None
-    if size is None:
+    if info.type != pafs.FileType.File:
         raise ModelError(f"model {uri}: no such file")
-    key = hashlib.sha256(f"{uri}\0{size}".encode()).hexdigest()[:16]
+    size = int(info.size)
+    # a new version of the model (another size or time) is fetched again
+    key = hashlib.sha256(f"{uri}\0{size}\0{info.mtime_ns}".encode()).hexdigest()[:16]
     dest = Path(tempfile.gettempdir()) / "curate-models" / key / src.name
     if not (dest.is_file() and dest.stat().st_size == size):
         part = Location.of(str(dest) + ".part")
