@@ -198,3 +198,24 @@ def test_every_real_exact_duplicate_group_is_found(spark, shared_data):
     for g in real:
         assert len({kept_of[d] for d in g}) == 1, g
         assert kept_of[g[0]] == min(g, key=lambda d: int(d[1:]))  # the first in crawl order
+
+
+@pytest.mark.spark
+def test_edges_are_built_once_when_too_many_for_the_driver(spark):
+    """Above local_max_edges the distributed rounds start from the edges the driver counted:
+    the band join behind them runs once (it ran twice, once per attempt)."""
+    from pipeline.stages.dedup_components import connected_components
+
+    built = spark.sparkContext.accumulator(0)
+
+    def make(batches):
+        for b in batches:
+            built.add(b.num_rows)
+            yield b
+
+    edges = [(i, i + 1) for i in range(0, 200, 2)]
+    df = spark.createDataFrame(edges, "u long, v long").repartition(2)
+    df = df.mapInArrow(make, df.schema)
+    comps = connected_components(df, local_max_edges=10)
+    assert comps.count() == 200
+    assert built.value == len(edges)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -81,22 +80,17 @@ def cut_lineage(df: DataFrame) -> DataFrame:
     return df.checkpoint(eager=True) if sc.getCheckpointDir() else df.localCheckpoint(eager=True)
 
 
-def components_on_driver(edges: DataFrame, max_edges: int) -> DataFrame | None:
+def components_on_driver(undirected: DataFrame, max_edges: int) -> DataFrame | None:
     """connected_components' answer computed on the driver, or None when there are more than
-    `max_edges` edges. The edges are counted first, on the executors (no single task ever
-    holds them all), and collected only when they fit; they are kept (memory, else disk)
-    between the count and the collect, so the band join runs once."""
+    `max_edges` edges. `undirected` (materialised by the caller) is counted on the executors
+    first (no single task ever holds the edges), and collected only when they fit."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components as scipy_components
 
-    spark = edges.sparkSession
-    undirected = _undirected(edges).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        if undirected.count() > max_edges:
-            return None
-        table = undirected.toArrow()
-    finally:
-        undirected.unpersist()
+    spark = undirected.sparkSession
+    if undirected.count() > max_edges:
+        return None
+    table = undirected.toArrow()
     if table.num_rows == 0:
         return spark.createDataFrame([], COMPONENTS_SCHEMA)
     u = table.column("u").to_numpy()
@@ -118,11 +112,13 @@ def connected_components(
     """(node, component) for every node on an edge (`u`, `v` long columns); component = the
     smallest node of its connected component. Nodes on no edge are their own component.
     Up to `local_max_edges` edges the driver solves it (components_on_driver)."""
+    # the edges are built once (the band join): the driver's count and collect, or the rounds,
+    # start from this materialised copy
+    e = cut_lineage(_undirected(edges))
     if local_max_edges > 0:
-        local = components_on_driver(edges, local_max_edges)
+        local = components_on_driver(e, local_max_edges)
         if local is not None:
             return local
-    e = cut_lineage(_undirected(edges))
     rounds = 0
     while not is_star_forest(e):  # an empty edge set is a star forest too
         if rounds == max_iterations:
