@@ -13,6 +13,43 @@ def _plan(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
+def shuffled_columns(df) -> list[set[str]]:
+    """The columns each shuffle (an Exchange that is not a broadcast) of `df`'s physical plan
+    moves: Spark's own plan, before adaptive execution changes it."""
+    out: list[set[str]] = []
+
+    def walk(node) -> None:
+        name = node.nodeName()
+        if name == "AdaptiveSparkPlan":
+            walk(node.inputPlan())
+            return
+        if name.endswith("Exchange") and "Broadcast" not in name:
+            attrs = node.output()
+            out.append({attrs.apply(i).name() for i in range(attrs.size())})
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return out
+
+
+def test_repeated_ids_are_renamed_without_moving_the_rows(spark):
+    """unique_ids: the repeated ids travel (an aggregation of two columns, then a broadcast);
+    the rows, their text included, stay in their tasks."""
+    from pipeline.stages.unique_ids import unique_ids
+
+    rows = [(f"<urn:{i % 50}>", i, "text " * 20) for i in range(200)]
+    schema = "doc_id string, crawl_pos long, text string"
+    docs = spark.sparkContext.parallelize(rows, 3).toDF(schema)  # 3 partitions, no shuffle
+    out = unique_ids(docs)
+    moved = shuffled_columns(out)
+    assert all("text" not in cols for cols in moved), moved
+    assert "BroadcastHashJoin" in _plan(out)
+    got = out.collect()
+    assert len({r["doc_id"] for r in got}) == 200
+
+
 def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, sample_warc,
                                                                      tmp_path):  # fmt: skip
     from pipeline.run.orchestrate import ledger_output, run

@@ -5,26 +5,48 @@ file concatenated with itself repeats every one, the same capture can sit in two
 reader task cannot know what other tasks saw, so uniqueness is settled here, over the whole
 documents pass: the first occurrence in crawl order keeps the id, each later one becomes
 `id#FILE:OFFSET` (its input file index and its place in that file, from `crawl_pos`). One
-aggregation of two columns; the join only runs when some id repeats.
+aggregation of two columns; the join only runs when some id repeats, and then the repeated
+ids (narrow: id and first position) are broadcast to the rows, which stay where they are.
 """
 
 from __future__ import annotations
 
+import logging
+
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline.document.warc.records import OFFSET_BITS
 
+log = logging.getLogger(__name__)
+# Repeated ids broadcast to the rows, at most (~70 bytes each: ~70 MB). A crawl repeats a few
+# ids (wget); a listing naming the same files twice repeats them all, and above this the rows
+# are joined by a shuffle instead (correct, slower).
+BROADCAST_MAX = 1_000_000
 
-def unique_ids(docs: DataFrame) -> DataFrame:
+
+def unique_ids(docs: DataFrame, broadcast_max: int = BROADCAST_MAX) -> DataFrame:
     repeated = (
         docs.groupBy("doc_id")
         .agg(F.count(F.lit(1)).alias("_n"), F.min("crawl_pos").alias("_first"))
         .where(F.col("_n") > 1)
         .select("doc_id", "_first")
     )
-    if not repeated.take(1):
+    repeated = repeated.persist(StorageLevel.MEMORY_AND_DISK)
+    n = repeated.count()
+    if not n:
+        repeated.unpersist()
         return docs
+    if n <= broadcast_max:
+        repeated = F.broadcast(repeated)
+    else:
+        log.warning(
+            "%d document ids repeat (above %d): renaming them moves the rows through a "
+            "shuffle; does the input list the same files twice?",
+            n,
+            broadcast_max,
+        )
     pos = F.col("crawl_pos")
     suffix = F.concat(
         F.lit("#"),
