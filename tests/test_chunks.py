@@ -152,3 +152,33 @@ def test_killed_at_a_chunk_boundary_and_mid_chunk_resumes(ccfg, corpus, fresh, t
     m = json.loads((out / "manifest.json").read_text())
     assert [c["status"] for c in m["chunks"]] == ["reused", "reused", "ran", "ran"]
     assert _content(out) == _content(fresh)
+
+
+@pytest.mark.spark
+def test_a_file_missing_on_one_run_is_read_on_the_next(spark, ccfg, corpus, tmp_path):
+    """An input that answered 404 is a ledger row (read:unreadable_file), not a verdict for
+    ever: once it is there, the rerun runs its chunk again and reads it; the others reuse."""
+    import functools
+    import shutil
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(corpus[0], served / "a.warc.gz")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(served))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        inputs = [f"{base}/a.warc.gz", f"{base}/b.warc.gz"]
+        out = tmp_path / "out"
+        first = _run(spark, ccfg, inputs, out)
+        assert first["counts"]["rejected"]["read:unreadable_file"] == 1
+        shutil.copy(corpus[1], served / "b.warc.gz")  # the outage is over
+        again = _run(spark, ccfg, inputs, out)
+        assert [c["status"] for c in again["chunks"]] == ["reused", "ran"]
+        assert "read:unreadable_file" not in again["counts"]["rejected"]
+        assert again["counts"]["read"] > first["counts"]["read"]
+    finally:
+        server.shutdown()

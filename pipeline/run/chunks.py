@@ -14,6 +14,10 @@ chunk otherwise, or when it has no marker (a run killed in it). Inputs appended 
 ones form new chunks; the old ones are reused. Chunks run `chunks.parallel` at a time; each
 chunk's rows depend on its files and settings only, so the output does not depend on which
 ran when.
+
+A file that could not be opened (missing, HTTP 4xx) is a ledger row, and its chunk's marker
+names it: a rerun tries it again and runs the chunk anew if it opens now, so an outage of
+the store does not become a permanent verdict.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from pipeline.location import Location
 from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker, start_over
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import lid_model_path
+from pipeline.stages.read import Paths, opens_now
 from pipeline.stages.schema import DOC_SCHEMA, spark_schema
 from pipeline.stages.step import Running, run_steps
 
@@ -250,6 +255,10 @@ def documents_pass(
         fp_x = extraction_fingerprint(chunk, cfg, version)
         marker = None if force else read_marker(path)
         t0 = time.perf_counter()
+        unopened = marker.get("unopened", []) if marker else []
+        if unopened and any(opens_now(f, cfg) for f in unopened):
+            log.info("%s: a file it could not open opens now: the chunk runs again", chunk.name)
+            marker = None
         if marker and marker.get("extraction") == fp_x and marker.get("steps") == steps_fingerprint:
             status = "reused"
         else:
@@ -263,16 +272,21 @@ def documents_pass(
             else:
                 status = "ran"
                 start_over(path)
+                told = spark.sparkContext.accumulator([], Paths())
                 rows_df = read_and_extract(
                     spark, list(chunk.files), cfg, splits_for(len(chunk.files)), steps=steps,
                     fields=fields, extract_seconds=extract_seconds, first_index=chunk.first,
+                    unopened=told,
                 )  # fmt: skip
             written = write_parquet(rows_df, path, cfg.output.compression, io)
+            if status == "ran":
+                unopened = sorted(set(told.value))
             marker = commit(path, {
                 "stage": "documents", "chunk": chunk.name, "files_read": list(chunk.files),
                 "extraction": fp_x, "steps": steps_fingerprint,
                 "seconds": time.perf_counter() - t0,
                 "schema": schema.serialize().to_pybytes().hex(),
+                "unopened": unopened,  # tried again by the next run
             }, written, guard)  # fmt: skip
         rows = int(marker["rows"])
         seconds = time.perf_counter() - t0
@@ -280,7 +294,7 @@ def documents_pass(
         log.info("%s %-7s %3d file(s) %9d records %7.1f s", chunk.name, status,
                  len(chunk.files), rows, seconds)  # fmt: skip
         return ChunkResult(chunk.name, len(chunk.files), status, rows, seconds,
-                           _hash(fp_x, steps_fingerprint),
+                           _hash(fp_x, steps_fingerprint, unopened),  # rows differ by these
                            [f.uri for f in listed_files(path, marker)])  # fmt: skip
 
     try:

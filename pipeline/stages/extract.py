@@ -79,6 +79,7 @@ def read_and_extract(
     fields: Sequence[pa.Field] = (),
     extract_seconds: Accumulator | None = None,
     first_index: int = 0,
+    unopened: Accumulator | None = None,
 ) -> DataFrame:
     """A row for every record of `files`; decode/extract failures and the steps' drops are
     rejections. `extract_seconds`, if given, sums the time spent decoding and extracting."""
@@ -111,5 +112,5 @@ def read_and_extract(
     prepare = partial(run_steps, steps=steps) if steps else None
     return read_warcs(
         spark, files, cfg, splits_per_file, then=extract, schema=with_fields(DOC_SCHEMA, fields),
-        prepare=prepare, first_index=first_index,
+        prepare=prepare, first_index=first_index, unopened=unopened,
     )  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pyarrow as pa
+from pyspark import Accumulator, AccumulatorParam
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
@@ -17,6 +18,28 @@ from pipeline.stages.schema import RECORD_SCHEMA, spark_schema
 
 class UnreadableInput(RuntimeError):
     pass
+
+
+class Paths(AccumulatorParam):
+    """A list accumulator: the paths the tasks report (a task's updates count once)."""
+
+    def zero(self, value: list[str]) -> list[str]:
+        return []
+
+    def addInPlace(self, a: list[str], b: list[str]) -> list[str]:  # noqa: N802 (pyspark's)
+        a.extend(b)
+        return a
+
+
+def opens_now(path: str, cfg: Config) -> bool:
+    """Whether `path` opens now (one small read): a file a run could not open may be there
+    on the next."""
+    try:
+        with _open(path, cfg, 0, probe=True) as fh:
+            fh.read(1)
+        return True
+    except OSError:  # still missing, or the network failing: the stored verdict stands
+        return False
 
 
 def _open(path: str, cfg: Config, start: int = 0, probe: bool = False):
@@ -60,7 +83,12 @@ def split_bounds(path: str, cfg: Config, split: int, nsplits: int) -> tuple[int,
 
 
 def read_file_rows(
-    index: int, path: str, cfg: Config, split: int = 0, nsplits: int = 1
+    index: int,
+    path: str,
+    cfg: Config,
+    split: int = 0,
+    nsplits: int = 1,
+    unopened: Callable[[str], None] | None = None,
 ) -> Iterator[dict]:
     """The rows of one file, or of one byte-range split of it (see warc/splits.py).
 
@@ -68,7 +96,8 @@ def read_file_rows(
     ledger row, from split 0, or by policy an error. A network failure (TransportError) fails
     the task, which Spark runs again: it is never a verdict on the data. So does any other
     failure to open a split after the first, since a split that quietly yielded nothing would
-    lose its records without a trace.
+    lose its records without a trace. `unopened(path)` is told of a file that could not be
+    opened (a rerun tries it again: it may be there by then).
     """
     policy = RecordPolicy.from_conf(cfg.read)
     try:
@@ -92,6 +121,8 @@ def read_file_rows(
                 f"input {path} cannot be opened: {e} "
                 "(fix the path, or set input.on_unreadable: record to skip it)"
             ) from e
+        if unopened is not None:
+            unopened(path)
         yield file_error_row(index, path, "unreadable_file", f"{type(e).__name__}: {e}"[:500])
         return
     limit = None if end < 0 else end - start
@@ -118,6 +149,7 @@ def read_warcs(
     schema: pa.Schema = RECORD_SCHEMA,
     prepare: Callable[[list[dict]], list[dict]] | None = None,
     first_index: int = 0,
+    unopened: Accumulator | None = None,
 ) -> DataFrame:
     """A DataFrame with a row for every record of `files` (`first_index` + position = the
     file's index in the crawl order, the high part of `crawl_pos`).
@@ -125,7 +157,8 @@ def read_warcs(
     Each file is read by `splits_per_file` tasks, each streaming its own byte range, so one
     large file keeps every core busy with no shuffle. `then`, applied to each row inside the
     same task, lets the next stage consume the raw payload before it ever reaches the JVM;
-    `prepare` then runs on each batch of rows (see rows_to_batches).
+    `prepare` then runs on each batch of rows (see rows_to_batches). `unopened`, a list
+    accumulator, collects the files that could not be opened.
     """
     tasks = [(i, p, k) for i, p in enumerate(files, first_index) for k in range(splits_per_file)]
     # One task per (file, split): a JVM range of one id per partition, looked up in `tasks`
@@ -133,13 +166,15 @@ def read_warcs(
     # each reading task, just to hand it its line: measured 4 workers on 2 cores, +430 MiB.)
     listing = spark.range(0, len(tasks), 1, numPartitions=max(1, len(tasks)))
     max_rows = cfg.spark.arrow_batch_rows
+    tell = None if unopened is None else (lambda path: unopened.add([path]))
 
     def read_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         def rows() -> Iterator[dict]:
             for batch in batches:
                 for task_id in batch.column("id").to_pylist():
                     file_index, path, split = tasks[task_id]
-                    for row in read_file_rows(file_index, path, cfg, split, splits_per_file):
+                    for row in read_file_rows(file_index, path, cfg, split, splits_per_file,
+                                              tell):  # fmt: skip
                         yield then(row) if then else row
 
         yield from rows_to_batches(rows(), schema, max_rows, prepare)
