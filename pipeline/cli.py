@@ -70,6 +70,15 @@ def _parser() -> argparse.ArgumentParser:
     tk.add_argument("dir", metavar="DIR", help="a run's output folder (or its tokens/ folder)")
     tk.add_argument("--show", type=int, default=3, metavar="N", help="documents to show (3)")
     tk.add_argument("--chars", type=int, default=400, help="characters of each to print")
+    pl = sub.add_parser("plan", help="what a run would do on N cores: chunks, tasks, shuffles, "
+                        "output files, driver memory, core-hours (no Spark started)")  # fmt: skip
+    pl.add_argument("--config", help="YAML config (default: conf/default.yaml)")
+    pl.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH",
+                    required=True, help="as for run: files, folders, a listing")  # fmt: skip
+    pl.add_argument("--cores", type=int, required=True, help="executor cores of the cluster")
+    pl.add_argument("--file-bytes", type=float, metavar="N",
+                    help="every input's size (a listing); default: each file's")  # fmt: skip
+    pl.add_argument("--json", action="store_true", help="the plan as JSON")
     b = sub.add_parser("broken-warcs", help="write the broken WARC cases the reliability tests use")
     b.add_argument("--output", required=True, metavar="DIR")
     return p
@@ -214,6 +223,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from pipeline.run.plan import make_plan, render
+
+    if args.cores < 1:
+        print("curate: --cores must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        cfg = load_config(args.config or default_config_path())
+        files = expand_inputs(args.input, cfg.input.listing_prefix)
+        size = int(args.file_bytes) if args.file_bytes else None
+        plan = make_plan(cfg, files, args.cores, size)
+    except (ConfigError, InputError, OSError) as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(plan, indent=2) if args.json else render(plan))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
@@ -260,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "tokens":
         return _tokens(args)
+    if args.command == "plan":
+        return _plan(args)
     if args.command == "broken-warcs":
         from pipeline.examples.broken_archives import write_broken_inputs
 

@@ -33,6 +33,10 @@ class SparkConf(_Section):
     arrow_batch_rows: int = Field(64, ge=1)
     # Extra `spark.*` settings passed to the session builder as they are.
     conf: dict[str, str] = Field(default_factory=dict)
+    # Shuffle partitions of the corpus stages per core, unless spark.sql.shuffle.partitions
+    # is set (in `conf` or by spark-submit): every core busy, each partition's narrow rows
+    # small; adaptive execution merges partitions left small.
+    shuffle_partitions_per_core: int = Field(2, ge=1)
     # Local mode: a class-data-sharing archive of the driver JVM (`make setup` writes it with
     # `curate jvm-archive`); it maps Spark's classes instead of loading them one by one.
     # Relative to the working directory, then the project root; missing = not used.
@@ -55,12 +59,15 @@ class InputConf(_Section):
 
 
 class ChunksConf(_Section):
-    # The inputs are cut into chunks in crawl order, each at most `files` files and `bytes`
-    # bytes (local files' sizes; a remote file counts as bytes / files). A chunk's documents
-    # pass is one Spark job committed with its own marker: a rerun redoes only the chunks
-    # without one, and inputs appended after the old ones become new chunks.
-    files: int = Field(8, ge=1)
-    bytes: int = Field(4 << 30, ge=1)
+    # The inputs are cut into chunks in crawl order, each at most `files` files (0: no cap)
+    # and `bytes` bytes (0: bytes_per_core x the cores; a file whose size is unknown counts
+    # as file_bytes). A chunk's documents pass is one Spark job committed with its own
+    # marker: a rerun redoes only the chunks without one, and inputs appended after the old
+    # ones become new chunks. The first run's sizes are kept for its reruns (on any cluster).
+    files: int = Field(0, ge=0)
+    bytes: int = Field(0, ge=0)
+    bytes_per_core: int = Field(1 << 30, ge=1)
+    file_bytes: int = Field(1_200_000_000, ge=1)
     # Chunks in flight at once: the tail of one overlaps the next one's start.
     parallel: int = Field(2, ge=1)
 
@@ -435,8 +442,10 @@ class BudgetConf(_Section):
 
 class OutputConf(_Section):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
-    # Files of kept documents; 0 = one per extraction partition.
+    # Files of kept documents; 0 = as many as file_bytes makes (run/sizing.py).
     data_files: int = Field(0, ge=0)
+    # Parquet bytes per file of data/ and rejected/, about: independent of cores and chunks.
+    file_bytes: int = Field(512 << 20, ge=1 << 20)
     # How Spark reads and writes the output location: its own Hadoop connector where the
     # cluster has one for the scheme, else the Python data source over pyarrow.fs ("auto").
     spark_io: Literal["auto", "hadoop", "python"] = "auto"

@@ -187,20 +187,24 @@ class Location:
 
     def files(self) -> Iterator[Location]:
         """Every file under this folder, at any depth, in name order (none if it is absent)."""
+        return iter([f for f, _ in self.sized_files()])
+
+    def sized_files(self) -> list[tuple[Location, int]]:
+        """(file, bytes) of every file under this folder, in name order: one listing."""
         from pyarrow import fs as pafs
 
         filesystem, path = self.fs()
         try:
             infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
         except FileNotFoundError:
-            return iter(())
+            return []
         base = self.uri.rstrip("/")
         out = []
         for info in infos:
             if info.type == pafs.FileType.File:
                 rel = info.path[len(path.rstrip("/")) + 1 :] if path != "/" else info.path[1:]
-                out.append(Location(f"{base}/{rel}"))
-        return iter(sorted(out, key=lambda loc: loc.uri))
+                out.append((Location(f"{base}/{rel}"), int(info.size or 0)))
+        return sorted(out, key=lambda f: f[0].uri)
 
     def names(self) -> list[str]:
         """The names directly under this folder (files and folders; none if it is absent):

@@ -52,23 +52,37 @@ def test_repeated_ids_are_renamed_without_moving_the_rows(spark):
 
 def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, sample_warc,
                                                                      tmp_path):  # fmt: skip
-    from pipeline.run.orchestrate import ledger_output, run
+    """As the run builds them: the corpus stages over narrow rows, the kept rows merged where
+    they were read, data/ narrowed to its files, the ledger by input file. No exchange moves
+    a document's text; the merge and data/ have no exchange at all."""
+    from pipeline.run.corpus_half import ledger_output, output_frame
+    from pipeline.run.orchestrate import run
     from pipeline.stages.exact_dedup import exact_dedup
+    from pipeline.stages.kept_rows import merge, narrow
     from pipeline.stages.near_dedup import near_dedup
 
     out = tmp_path / "out"
     run(cfg, [str(sample_warc)], out, spark)
     docs = spark.read.parquet(str(out / "_stages" / "documents" / "chunk-*"))
-    kept = docs.where(F.col("reject_reason").isNull())
+    given = narrow(docs, ["exact_key", "minhash", "bands"])
+    kept = given.where(F.col("reject_reason").isNull())
     exact = exact_dedup(spark, kept, cfg)
     near = near_dedup(spark, exact.where(F.col("reject_reason").isNull()), cfg)
+    merged = merge(docs.where(F.col("reject_reason").isNull()), {}, [], 1, 1, [], [])
+    stored = spark.read.parquet(str(out / "_stages" / "kept"))
     for name, df in {
         "exact": exact,
         "near": near,
         "ledger": ledger_output([docs, exact], 4),
+        "merge": merged,
+        "data": output_frame(stored, cfg).coalesce(2),
     }.items():
         plan = _plan(df)
         assert "SinglePartition" not in plan, (name, plan)
         assert "coalesce 1" not in plan.lower(), (name, plan)
         # a window holds a whole group in one task: a page copied a million times, ~8 GB
         assert "Window" not in plan, (name, plan)
+        moved = shuffled_columns(df)
+        assert all("text" not in cols for cols in moved), (name, moved)
+        if name in ("merge", "data"):
+            assert not moved, (name, moved)

@@ -53,6 +53,7 @@ def _run(spark, cfg, inputs, out: Path, partitions: int | None = None) -> Path:
     before = spark.conf.get(key)
     if partitions:
         c.read.splits_per_file = partitions
+        c.spark.conf[key] = str(partitions)  # the run sizes shuffles by cores otherwise
         spark.conf.set(key, str(partitions))
     try:
         run(c, inputs, out, spark)

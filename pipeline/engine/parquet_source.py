@@ -47,7 +47,7 @@ def write_manifest_name(write_id: str) -> str:
 
 @dataclass
 class Written(WriterCommitMessage):
-    files: list[dict] = field(default_factory=list)  # {"file": relative name, "rows": n}
+    files: list[dict] = field(default_factory=list)  # {"file", "bytes", "rows"}
 
 
 def _arrow_schema(schema: StructType) -> pa.Schema:
@@ -104,8 +104,9 @@ class _Files:
             if buffered:
                 writer.write_table(pa.Table.from_batches(buffered))
             writer.close()
+            size = stream.tell()
             stream.close()
-            out.append({"file": rel, "rows": n[2]})
+            out.append({"file": rel, "bytes": size, "rows": n[2]})
         return sorted(out, key=lambda f: f["file"])
 
 

@@ -106,6 +106,16 @@ def get_spark(
     return spark
 
 
+def size_shuffles(spark: SparkSession, cfg: Config) -> int:
+    """spark.sql.shuffle.partitions = shuffle_partitions_per_core x the cores Spark has now,
+    unless the config or spark-submit set it; returns the value in force."""
+    key = "spark.sql.shuffle.partitions"
+    if key not in cfg.spark.conf and key not in launcher_settings():
+        cores = spark.sparkContext.defaultParallelism
+        spark.conf.set(key, str(cfg.spark.shuffle_partitions_per_core * max(1, cores)))
+    return int(spark.conf.get(key))
+
+
 # Loggers that print a failed task's whole Python and Java stack (several times over: the
 # task, its writer, the stage, the job). The CLI reports the failure in one line instead.
 TASK_FAILURE_LOGGERS = (

@@ -9,17 +9,20 @@ the real store, so Python code and Spark's writers name the same place.
 `write_parquet` / `read_parquet` use the cluster's own Hadoop connector where it has one for
 the location's scheme (local disk, HDFS, EMRFS or S3A, GCS connector, ABFS), and otherwise
 the project's Python data source over pyarrow.fs (engine/parquet_source.py). `output.spark_io`
-forces one or the other. Either way a write returns the files it produced with their row
-counts, which the caller lists in its marker; reads take an explicit list of files.
+forces one or the other. Either way a write returns the files it produced (name and bytes)
+and the rows it wrote, counted by Spark as they pass (an observed metric, never a footer read
+per file), which the caller lists in its marker; reads take an explicit list of files.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import dataclass
 
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from pipeline.engine.parquet_source import NAME, CurateParquet, write_manifest_name
@@ -128,17 +131,29 @@ def parquet_rows(files: list[Location]) -> list[int]:
     return out
 
 
+@dataclass
+class Written:
+    """What one write produced: its files, {"file": name relative to the folder, "bytes": n}
+    (and "rows" where asked for), in name order, and the rows written in all."""
+
+    files: list[dict]
+    rows: int
+
+
 def write_parquet(
     df: DataFrame,
     loc: Location,
     compression: str,
     mode: str = "auto",
     partition_by: str | None = None,
-) -> list[dict]:
-    """Append `df` as Parquet files under `loc`; returns the new files, each
-    {"file": name relative to loc, "rows": n}, in name order. Nothing is committed here: the
-    caller lists them in its marker (files no marker lists are ignored by readers)."""
+    file_rows: bool = False,
+) -> Written:
+    """Append `df` as Parquet files under `loc`. Nothing is committed here: the caller lists
+    the files in its marker (files no marker lists are ignored by readers). `file_rows`: each
+    file's rows too (from its footer through a Hadoop connector: for outputs of few files)."""
     spark = df.sparkSession
+    counted = Observation()
+    df = df.observe(counted, F.count(F.lit(1)).alias("rows"))
     uri = spark_io(spark, loc, mode)
     if uri is not None:
         before = {f.uri for f in loc.files()}
@@ -146,24 +161,28 @@ def write_parquet(
         if partition_by:
             writer = writer.partitionBy(partition_by)
         writer.parquet(uri)
-        new = [f for f in loc.files() if f.uri not in before and f.name.endswith(".parquet")]
-        return [{"file": f.relative_to(loc), "rows": n}
-                for f, n in zip(new, parquet_rows(new), strict=True)]  # fmt: skip
-    _register(spark)
-    write_id = uuid.uuid4().hex[:12]
-    (
-        df.write.format(NAME)
-        .mode("append")
-        .option("path", loc.uri)
-        .option("write_id", write_id)
-        .option("compression", compression)
-        .option("partition_by", partition_by or "")
-        .save()
-    )
-    listing = loc / write_manifest_name(write_id)
-    files = json.loads(listing.read_text())["files"]
-    listing.delete()
-    return files
+        new = [(f, n) for f, n in loc.sized_files()
+               if f.uri not in before and f.name.endswith(".parquet")]  # fmt: skip
+        files = [{"file": f.relative_to(loc), "bytes": n} for f, n in new]
+        if file_rows:
+            for entry, rows in zip(files, parquet_rows([f for f, _ in new]), strict=True):
+                entry["rows"] = rows
+    else:
+        _register(spark)
+        write_id = uuid.uuid4().hex[:12]
+        (
+            df.write.format(NAME)
+            .mode("append")
+            .option("path", loc.uri)
+            .option("write_id", write_id)
+            .option("compression", compression)
+            .option("partition_by", partition_by or "")
+            .save()
+        )
+        listing = loc / write_manifest_name(write_id)
+        files = json.loads(listing.read_text())["files"]  # the writers counted rows and bytes
+        listing.delete()
+    return Written(files, int(counted.get["rows"]))
 
 
 def read_parquet(

@@ -1,6 +1,7 @@
 """The documents pass in chunks: units of work and of commit.
 
-The inputs are cut into chunks in crawl order (`chunks.files`, `chunks.bytes`). A chunk's
+The inputs are cut into chunks in crawl order (`chunks.files`, `chunks.bytes`, by default
+`chunks.bytes_per_core` x the cores, kept for reruns in `_CHUNKING.json`). A chunk's
 documents pass (read, extract, every per-document step) is one Spark job writing
 `_stages/documents/chunk-NNNNN/`, committed by its marker `_STAGE.json`, which names two
 fingerprints:
@@ -90,21 +91,50 @@ def _size(path: str, default: int) -> int:
         return 0  # unreadable: its ledger row costs nothing
 
 
-def cut_chunks(files: Sequence[str], max_files: int, max_bytes: int) -> list[Chunk]:
-    """Consecutive runs of files, each at most `max_files` files and `max_bytes` bytes (a file
-    larger than that is a chunk of its own). Appending files never moves a boundary before
-    the last chunk."""
+def cut_chunks(
+    files: Sequence[str],
+    max_files: int,
+    max_bytes: int,
+    unknown_bytes: int | None = None,
+    sizes: Sequence[int] | None = None,
+) -> list[Chunk]:
+    """Consecutive runs of files, each at most `max_files` files (0: any number) and
+    `max_bytes` bytes (a file larger than that is a chunk of its own). A file's size is its
+    own (local), `sizes[i]` when given, else `unknown_bytes` (default: max_bytes / max_files).
+    Appending files never moves a boundary before the last chunk."""
+    if unknown_bytes is None:
+        unknown_bytes = max_bytes // max_files if max_files else max_bytes
     chunks: list[Chunk] = []
     start, size = 0, 0
     for i, f in enumerate(files):
-        s = _size(f, max_bytes // max_files)
-        if i > start and (i - start >= max_files or size + s > max_bytes):
+        s = sizes[i] if sizes is not None else _size(f, unknown_bytes)
+        if i > start and ((max_files and i - start >= max_files) or size + s > max_bytes):
             chunks.append(Chunk(len(chunks), start, tuple(files[start:i])))
             start, size = i, 0
         size += s
     if start < len(files):
         chunks.append(Chunk(len(chunks), start, tuple(files[start:])))
     return chunks
+
+
+CHUNKING = "_CHUNKING.json"
+
+
+def chunk_bytes(cfg: Config, cores: int, root: Location | None = None) -> int:
+    """Input bytes per chunk: `chunks.bytes`, else `bytes_per_core` x `cores`, as the first
+    run of this output chose it (kept in root/_CHUNKING.json), so a rerun on a cluster of
+    another size cuts the same chunks and reuses them."""
+    if cfg.chunks.bytes:
+        return cfg.chunks.bytes
+    if root is not None:
+        try:
+            return int(json.loads((root / CHUNKING).read_text())["bytes"])
+        except (OSError, ValueError, KeyError):
+            pass
+    chosen = cfg.chunks.bytes_per_core * max(1, cores)
+    if root is not None:
+        (root / CHUNKING).write_text(json.dumps({"bytes": chosen, "cores": cores}))
+    return chosen
 
 
 def _hash(*parts: object) -> str:
@@ -242,9 +272,12 @@ def documents_pass(
     from pipeline.stages.arrow_batches import with_fields
 
     schema = with_fields(DOC_SCHEMA, fields)
-    chunks = cut_chunks(files, cfg.chunks.files, cfg.chunks.bytes)
     io = cfg.output.spark_io
     root.mkdir()
+    if force:
+        (root / CHUNKING).delete()
+    per_chunk = chunk_bytes(cfg, spark.sparkContext.defaultParallelism, root)
+    chunks = cut_chunks(files, cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
     (root / MARKER).delete()  # complete again once every chunk is
     progress = _Progress(chunks)
     ticker = threading.Thread(target=progress.run, daemon=True)

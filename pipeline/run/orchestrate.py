@@ -5,9 +5,12 @@ Layout of an output directory DIR:
                         extraction and each stage's per-document step ran in one pass
                         (kept rows, or dropped with the stage and reason); + _STAGE.json,
                         the chunk's completion marker a rerun resumes from
-  DIR/_stages/<name>/   rows that reached a corpus stage (exact_dedup, near_dedup) + marker;
-                        each reads the previous one's kept rows
-  DIR/data/             kept documents, Parquet (zstd); data/lang=xx/ with route_by_language
+  DIR/_stages/<name>/   narrow rows (id, crawl position, key) that reached a corpus stage
+                        (exact_dedup, near_dedup) + marker; each reads the previous one's kept rows
+  DIR/_stages/kept/     the kept documents, whole, where they were read: the corpus stages'
+                        columns brought to them (stages/kept_rows.py), final steps (tokenize) run
+  DIR/data/             kept documents, Parquet (zstd), files sized by output.file_bytes;
+                        data/lang=xx/ with route_by_language
   DIR/rejected/         the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
   DIR/manifest.json     inputs, config and hash, versions, times, counts, stage timings
 """
@@ -22,32 +25,28 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import reduce
 from importlib import metadata
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 
 from pipeline.config import Config
 from pipeline.document.extract import backend_version
-from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine import driver_preload
 from pipeline.engine.models import digest
-from pipeline.engine.storage import default_fs_is_local, hadoop_uri, resolve, write_parquet
+from pipeline.engine.storage import default_fs_is_local, resolve
 from pipeline.engine.warmup import warm_workers
 from pipeline.location import Location, is_uri
-from pipeline.outputs import report_examples
-from pipeline.outputs.mixture.write import write_mixture
 from pipeline.outputs.report import write_report
 from pipeline.run import output_lock
 from pipeline.run.chunks import EXTRACTION_STAGES, documents_pass, package_sources
+from pipeline.run.corpus_half import corpus_half, fingerprint, step_settings
 from pipeline.run.inputs import expand_inputs
-from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, count_outcomes, damage_lines, damage_report
+from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, damage_lines, damage_report
 from pipeline.run.preflight import check_run
-from pipeline.run.stage_store import StageResult, materialize, prune
+from pipeline.run.stage_store import StageResult
 from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.quality import quality_model_path
-from pipeline.stages.registry import STAGE_METADATA, enabled_stages
+from pipeline.stages.registry import enabled_stages
 from pipeline.stages.step import Stage
 from pipeline.stages.tokenize import driver_tokenizer
 from pipeline.stages.unique_ids import unique_ids
@@ -95,10 +94,6 @@ def code_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def _fingerprint(*parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 def splits_per_file(spark: SparkSession, cfg: Config, n_files: int) -> int:
     """Tasks per input file: 2 tasks per core in all. Each task costs ~0.6 s of fixed overhead
     (measured: 2-4 tasks per core 19 s, 8 per core 25 s on the 724-page benchmark), while the
@@ -108,60 +103,7 @@ def splits_per_file(spark: SparkSession, cfg: Config, n_files: int) -> int:
     return max(1, -(-2 * spark.sparkContext.defaultParallelism // n_files))
 
 
-def output_frame(kept: DataFrame, cfg: Config) -> DataFrame:
-    """Kept rows in the published shape: id, text, url, source, lang, metadata struct."""
-    return kept.select(
-        F.col("doc_id").alias("id"),
-        "text",
-        "url",
-        "source",
-        "lang",
-        F.struct(
-            "lang_score",
-            "host",
-            "warc_date",
-            "warc_file",
-            "warc_offset",
-            "crawl_pos",
-            "http_status",
-            "content_type",
-            "charset",
-            *[f"{name}_stats" for name in cfg.rules.rule_sets],
-            *[c for c in STAGE_METADATA if c in kept.columns],
-        ).alias("metadata"),
-    )
-
-
-def ledger_frame(stage_rows: DataFrame) -> DataFrame:
-    return stage_rows.where(F.col("reject_reason").isNotNull()).select(
-        "doc_id",
-        "url",
-        F.col("reject_stage").alias("stage"),
-        F.col("reject_reason").alias("reason"),
-        F.col("reject_detail").alias("detail"),
-        "crawl_pos",
-        "warc_file",
-    )
-
-
-def ledger_output(frames: list[DataFrame], parts: int) -> DataFrame:
-    """Every stage's drops, in `parts` parts by input file (a file's rows in one part, in
-    crawl order): spread over the executors, and the same parts whatever the partitioning of
-    the stages before."""
-    ledger = reduce(DataFrame.unionByName, [ledger_frame(f) for f in frames])
-    by_file = F.shiftright("crawl_pos", OFFSET_BITS)
-    return ledger.repartition(max(1, parts), by_file).sortWithinPartitions("crawl_pos")
-
-
 EXTRACTED = "text extracted (or language decided before)"
-
-
-def _kept(rows: DataFrame) -> DataFrame:
-    return rows.where(F.col("reject_reason").isNull())
-
-
-def _step_settings(st: Stage, cfg: Config) -> object:
-    return st.settings(cfg) if st.settings else cfg.section_hash(*st.sections)
 
 
 def _rows_reaching_steps(stages: list[StageResult], enabled: list[Stage], counts: dict) -> None:
@@ -174,7 +116,7 @@ def _rows_reaching_steps(stages: list[StageResult], enabled: list[Stage], counts
     left = counts["read"] - sum(dropped_by.get(s, 0) for s in EXTRACTION_STAGES)
     results = {r.name: r for r in stages}
     for st in enabled:
-        if not st.corpus:
+        if not st.corpus and not st.final:
             results[st.name].rows = left
         left -= dropped_by.get(st.ledger, 0)
 
@@ -204,10 +146,6 @@ def _quality_model(cfg: Config) -> dict | None:
             d["path"], TOY_DOCUMENTS,
         )  # fmt: skip
     return d
-
-
-def _progress(res: StageResult) -> None:
-    log.info("stage %-12s %-7s %9d records  %7.1f s", res.name, res.status, res.rows, res.seconds)
 
 
 def run(
@@ -257,13 +195,15 @@ def _run_stages(
     # JVM once. Chunks already done are reused; only steps' settings changed: steps rerun.
     enabled = enabled_stages(cfg)
     scorer = _quality_model(cfg)
-    stepped = [st for st in enabled if st.step]
+    stepped = [st for st in enabled if st.step and not st.final]
+    finals = [st for st in enabled if st.step and st.final]  # run on the kept rows
     models = {st.name: digest(st.model(cfg)) if st.model else None for st in enabled}
-    steps_fp = _fingerprint(
-        [(st.name, _step_settings(st, cfg), models[st.name]) for st in stepped], version
+    steps_fp = fingerprint(
+        [(st.name, step_settings(st, cfg), models[st.name]) for st in stepped], version
     )
     sc = spark.sparkContext
-    timers = {name: sc.accumulator(0.0) for name in ["extract", *(st.name for st in stepped)]}
+    timers = {name: sc.accumulator(0.0)
+              for name in ["extract", *(st.name for st in (*stepped, *finals))]}  # fmt: skip
     if warm is not None:
         # The warm-up's workers go back to Spark's idle pool when its job ends: a documents
         # task started before that would fork workers of its own beside the idle warm ones.
@@ -283,8 +223,7 @@ def _run_stages(
     steps_status = "reused" if statuses == {"reused"} else "ran"
     res = StageResult("documents", str(out / "_stages" / "documents"), extract_status,
                       time.perf_counter() - t_docs, sum(r.rows for r in chunk_results))  # fmt: skip
-    fp = _fingerprint([r.fingerprint for r in chunk_results])  # what dedup is made from
-    n_parts = sum(r.files * splits_per_file(spark, cfg, r.files) for r in chunk_results)
+    fp = fingerprint([r.fingerprint for r in chunk_results])  # what dedup is made from
     docs = unique_ids(docs)  # a repeated WARC-Record-ID: later copies get their place appended
     read_rows = res.rows  # one row per record, and per damaged stretch of a file
     log.info("documents pass: %d records, %.1f s (%s)", res.rows, res.seconds,
@@ -298,71 +237,25 @@ def _run_stages(
             results[st.name] = StageResult(st.name, res.path, steps_status,
                                            timers[st.name].value, 0)  # fmt: skip
 
-    # connected components checkpoint their rounds here (shared by driver and executors),
-    # where the cluster has a Hadoop connector for the output; else in executor storage
-    checkpoints = out / "_stages" / "_checkpoints"
-    checkpoint_uri = hadoop_uri(spark, checkpoints)
-    if checkpoint_uri:
-        sc.setCheckpointDir(checkpoint_uri)
-    frames = [docs]
-    for st in (st for st in enabled if st.corpus):
-        fp = _fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version)
-        rows, res = materialize(
-            spark,
-            st.name,
-            out / "_stages" / st.name,
-            fp,
-            lambda st=st, prev=frames[-1]: st.corpus(spark, _kept(prev), cfg),
-            cfg.output.compression,
-            force=force,
-            io=cfg.output.spark_io,
-        )
-        frames.append(rows)
-        results[st.name] = res
-        _progress(res)
+    half = corpus_half(spark, cfg, docs, read_rows, len(files), out, fp,
+                       keys=[f.name for st in enabled if st.corpus and st.name in built
+                             for f in built[st.name].fields],
+                       enabled=enabled, models=models, version=version, timers=timers,
+                       force=force)  # fmt: skip
+    results.update(half.results)
     stages = [results["extract"], *(results[st.name] for st in enabled)]
     # the report's funnel: what a record that passed each stage is (a stage with none drops
     # nothing but errors and is left out of the funnel)
     passed = {"extract": EXTRACTED, **{st.name: st.passed for st in enabled}}
-
-    t0 = time.perf_counter()
-    n_files = cfg.output.data_files or n_parts
-    data = output_frame(_kept(frames[-1]), cfg)
-    if cfg.langid.route_by_language:
-        # ranges of (language, hash of id): most tasks hold one language, so data/lang=xx/
-        # gets about n_files files in all, in proportion to each language's size, not one
-        # per language per task (13M small files on a snapshot with hash partitioning)
-        data = data.repartitionByRange(n_files, "lang", F.xxhash64("id")).sortWithinPartitions(
-            "lang", F.col("metadata.crawl_pos")
-        )
-    else:
-        data = data.repartition(n_files, "id").sortWithinPartitions(F.col("metadata.crawl_pos"))
-    # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
-    (out / "manifest.json").delete()
-    for sub in ("data", "rejected"):
-        (out / sub).delete()
-    published = {
-        "data": write_parquet(data, out / "data", cfg.output.compression, cfg.output.spark_io,
-                              "lang" if cfg.langid.route_by_language else None),
-        "rejected": write_parquet(ledger_output(frames, min(n_files, len(files))),
-                                  out / "rejected", cfg.output.compression, cfg.output.spark_io),
-    }  # fmt: skip
-    for sub, written in published.items():  # readers of data/ open every file there
-        prune(out / sub, written)
-    outcomes = count_outcomes(read_rows, frames, docs)
-    shown = report_examples.examples(frames)  # a few documents per reason and source
-    counts = outcomes.counts
+    outcomes, counts, budget = half.outcomes, half.outcomes.counts, half.budget
     _rows_reaching_steps(stages, enabled, counts)
+    stages.append(StageResult("write", str(out / "data"), "ran", half.write_seconds,
+                              counts["kept"]))  # fmt: skip
     stages.append(
-        StageResult("write", str(out / "data"), "ran", time.perf_counter() - t0, counts["kept"])
-    )
-    t0 = time.perf_counter()
-    budget = write_mixture(spark, _kept(frames[-1]), cfg, out, outcomes.sources)
-    stages.append(
-        StageResult("mixture", str(out / "shards"), "ran", time.perf_counter() - t0,
+        StageResult("mixture", str(out / "shards"), "ran", half.mixture_seconds,
                     sum(s["docs_after"] for s in budget["sources"].values()))
     )  # fmt: skip
-    checkpoints.delete()
+    published, shown = half.published, half.shown
 
     manifest = {
         "inputs": files,

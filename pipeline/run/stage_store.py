@@ -2,8 +2,9 @@
 
 A piece of work (a chunk of the documents pass, a corpus stage) is a folder of Parquet files
 and its marker `_STAGE.json`, written last, which names the fingerprint it was made with and
-lists its files with their row counts. Readers take only the files a marker lists, so a
-half-written attempt is invisible; no rename is needed, which object stores do not have.
+lists its files and bytes, and the rows they hold (as Spark counted them while writing).
+Readers take only the files a marker lists, so a half-written attempt is invisible; no rename
+is needed, which object stores do not have.
 Committing a new version writes its files beside the old ones (names unique per write), then
 the marker, then deletes what the marker does not list. Starting a piece over deletes its
 marker first, then its files. A different fingerprint, or `--force`, reruns the stage.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
-from pipeline.engine.storage import read_parquet, write_parquet
+from pipeline.engine.storage import Written, read_parquet, write_parquet
 from pipeline.location import Location
 
 MARKER = "_STAGE.json"
@@ -46,14 +47,16 @@ def listed_files(path: Location, marker: dict) -> list[Location]:
     return [path / f["file"] for f in marker["files"]]
 
 
-def commit(path: Location, marker: dict, files: list[dict], guard=None) -> dict:
-    """Write the marker listing `files` (its commit), then delete every file it does not list
-    (an earlier version's, or a failed attempt's). `guard()` runs first (the run's lease)."""
+def commit(path: Location, marker: dict, written: Written, guard=None) -> dict:
+    """Write the marker listing the `written` files (its commit), then delete every file it
+    does not list (an earlier version's, or a failed attempt's). `guard()` runs first (the
+    run's lease)."""
     if guard is not None:
         guard()
-    marker = {**marker, "rows": sum(f["rows"] for f in files), "files": files}
+    marker = {**marker, "rows": written.rows, "files": written.files,
+              "bytes": sum(f["bytes"] for f in written.files)}  # fmt: skip
     (path / MARKER).write_text(json.dumps(marker, indent=2))
-    prune(path, files, keep=(MARKER,))
+    prune(path, written.files, keep=(MARKER,))
     return marker
 
 
@@ -92,10 +95,10 @@ def materialize(
     start_over(path)
     t0 = time.perf_counter()
     built = build()
-    files = write_parquet(built, path, compression, io)
+    written = write_parquet(built, path, compression, io)
     seconds = time.perf_counter() - t0
     marker = commit(path, {"stage": name, "fingerprint": fingerprint, "seconds": seconds,
-                           "schema": built.schema.json()}, files)  # fmt: skip
+                           "schema": built.schema.json()}, written)  # fmt: skip
     # with the schema given, reading back needs no job to infer it from the files' footers
     df = read_parquet(spark, listed_files(path, marker), built.schema, io)
     return df, StageResult(name, str(path), "ran", seconds, int(marker["rows"]))

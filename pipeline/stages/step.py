@@ -151,8 +151,10 @@ class Stage:
 
     `step(spark, cfg)` runs once on the driver (load or ship what the check needs) and returns
     the `DocumentStep`; every step runs inside the extract tasks (the documents pass: one job,
-    one write). `corpus(spark, kept_so_far, cfg)` is its own materialised stage, returning
-    every row it was given with its columns added and its drops marked.
+    one write), but a `final` one, which runs where the kept rows are written, after the
+    corpus stages' last drop. `corpus(spark, kept_so_far, cfg)` is its own materialised stage
+    over narrow rows (stages/kept_rows.py), returning every row it was given with its columns
+    added and its drops marked.
     """
 
     name: str
@@ -166,6 +168,7 @@ class Stage:
     # what a document that passed it is, in the report's funnel (default "<name> passed");
     # None: it drops nothing (but errors), and the funnel leaves it out
     passed: str | None = ""
+    final: bool = False  # its step runs on the documents every other stage kept
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ledger", self.ledger or self.name)

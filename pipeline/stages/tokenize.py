@@ -74,4 +74,6 @@ def tokens_step(spark: SparkSession, cfg: Config) -> DocumentStep:
     return DocumentStep(TOKEN_FIELDS, encode)
 
 
-STAGE = Stage("tokenize", step=tokens_step, sections=("sources", "tokenizer"), passed="tokenized")
+# final: after the last drop (dedup), so no document a later stage drops is tokenized
+STAGE = Stage("tokenize", step=tokens_step, sections=("sources", "tokenizer"), passed="tokenized",
+              final=True)  # fmt: skip

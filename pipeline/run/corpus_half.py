@@ -1,0 +1,231 @@
+"""Everything after the documents pass: the corpus stages, the kept rows, data/, rejected/
+and the mixture, over a documents DataFrame (the run's, or a benchmark's).
+
+What moves between tasks (the README's "what moves"): the corpus stages shuffle narrow rows
+(id, crawl position, URL, input file, key or signature); the kept rows are assembled where
+the documents pass wrote them (stages/kept_rows.py); data/ and rejected/ are narrowed to files
+sized by bytes (run/sizing.py) without a shuffle; the only exchange of text is the shards'
+global shuffle of the kept documents (outputs/mixture/write.py), which is the product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from functools import reduce
+
+from pyspark import Accumulator
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from pipeline.config import Config
+from pipeline.engine.spark import size_shuffles
+from pipeline.engine.storage import hadoop_uri, write_parquet
+from pipeline.location import Location
+from pipeline.outputs import report_examples
+from pipeline.outputs.mixture.write import write_mixture
+from pipeline.run.outcomes import Outcomes, count_outcomes
+from pipeline.run.sizing import data_files, ledger_files
+from pipeline.run.stage_store import StageResult, materialize, prune
+from pipeline.stages.kept_rows import added_columns, lookup_groups, merge, narrow, write_lookup
+from pipeline.stages.registry import STAGE_METADATA
+from pipeline.stages.step import Stage
+
+log = logging.getLogger(__name__)
+
+
+def fingerprint(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def step_settings(st: Stage, cfg: Config) -> object:
+    return st.settings(cfg) if st.settings else cfg.section_hash(*st.sections)
+
+
+def kept(rows: DataFrame) -> DataFrame:
+    return rows.where(F.col("reject_reason").isNull())
+
+
+def output_frame(rows: DataFrame, cfg: Config) -> DataFrame:
+    """Kept rows in the published shape: id, text, url, source, lang, metadata struct."""
+    return rows.select(
+        F.col("doc_id").alias("id"),
+        "text",
+        "url",
+        "source",
+        "lang",
+        F.struct(
+            "lang_score",
+            "host",
+            "warc_date",
+            "warc_file",
+            "warc_offset",
+            "crawl_pos",
+            "http_status",
+            "content_type",
+            "charset",
+            *[f"{name}_stats" for name in cfg.rules.rule_sets],
+            *[c for c in STAGE_METADATA if c in rows.columns],
+        ).alias("metadata"),
+    )
+
+
+def ledger_frame(stage_rows: DataFrame) -> DataFrame:
+    return stage_rows.where(F.col("reject_reason").isNotNull()).select(
+        "doc_id",
+        "url",
+        F.col("reject_stage").alias("stage"),
+        F.col("reject_reason").alias("reason"),
+        F.col("reject_detail").alias("detail"),
+        "crawl_pos",
+        "warc_file",
+    )
+
+
+def ledger_output(frames: list[DataFrame], parts: int) -> DataFrame:
+    """Every stage's drops, narrowed to `parts` files without a shuffle: each task reads the
+    drops where their stage wrote them (the documents store's rows in crawl order), so the
+    rows never leave the tasks that read them."""
+    ledger = reduce(DataFrame.unionByName, [ledger_frame(f) for f in frames])
+    return ledger.coalesce(max(1, parts))
+
+
+def _progress(res: StageResult) -> None:
+    log.info("stage %-12s %-7s %9d records  %7.1f s", res.name, res.status, res.rows, res.seconds)
+
+
+@dataclass
+class CorpusHalf:
+    frames: list[DataFrame]  # the documents pass, each corpus stage's rows, the kept rows
+    results: dict[str, StageResult]  # per corpus stage and final step
+    outcomes: Outcomes
+    published: dict[str, list[dict]]  # data/ and rejected/: their files
+    shown: dict  # the report's examples
+    budget: dict
+    write_seconds: float = 0.0
+    mixture_seconds: float = 0.0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def corpus_half(
+    spark: SparkSession,
+    cfg: Config,
+    docs: DataFrame,
+    read_rows: int,
+    n_inputs: int,
+    out: Location,
+    fp: str,
+    keys: list[str],
+    enabled: list[Stage],
+    models: dict[str, str | None],
+    version: object,
+    timers: dict[str, Accumulator],
+    force: bool = False,
+) -> CorpusHalf:
+    """The corpus stages over `docs` (every row of the documents pass; `keys`: the columns
+    their per-document halves wrote), the kept rows, data/, rejected/, shards and tokens."""
+    sc = spark.sparkContext
+    # connected components checkpoint their rounds here (shared by driver and executors),
+    # where the cluster has a Hadoop connector for the output; else in executor storage
+    checkpoints = out / "_stages" / "_checkpoints"
+    checkpoint_uri = hadoop_uri(spark, checkpoints)
+    if checkpoint_uri:
+        sc.setCheckpointDir(checkpoint_uri)
+    # The corpus stages move narrow rows (id, crawl position, URL, key or signature), never
+    # the text: each decides from the previous one's kept rows. Their shuffles are sized by
+    # the cores the cluster has once the documents pass ran (executors have registered).
+    size_shuffles(spark, cfg)
+    results: dict[str, StageResult] = {}
+    given = narrow(docs, keys)
+    frames = [docs]
+    prev = given
+    for st in (st for st in enabled if st.corpus):
+        fp = fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version)
+        rows, res = materialize(
+            spark,
+            st.name,
+            out / "_stages" / st.name,
+            fp,
+            lambda st=st, prev=prev: st.corpus(spark, kept(prev), cfg),
+            cfg.output.compression,
+            force=force,
+            io=cfg.output.spark_io,
+        )
+        frames.append(rows)
+        prev = rows
+        results[st.name] = res
+        _progress(res)
+    # The kept documents, whole: the corpus stages' verdicts brought to the rows where the
+    # documents pass wrote them, then the final steps (the tokenizer: after the last drop).
+    finals = [st for st in enabled if st.step and st.final]
+    fp = fingerprint(fp, [(st.name, step_settings(st, cfg), models[st.name]) for st in finals],
+                     version)  # fmt: skip
+    lookup_dir = out / "_stages" / "_lookup"
+
+    def build_kept() -> DataFrame:
+        made = {st.name: st.step(spark, cfg) for st in finals}  # on the driver: load, ship
+        running = [(st.ledger, made[st.name].check, timers[st.name]) for st in finals]
+        fields = [f for st in finals for f in made[st.name].fields]
+        base = kept(docs).drop(*keys)
+        if len(frames) == 1:  # no corpus stage: every kept document goes on
+            return merge(base, None, [], n_inputs, 1, running, fields)
+        added = added_columns(frames[-1], given.columns)
+        arrow = to_arrow_schema(frames[-1].select(*added).schema)
+        groups = lookup_groups(n_inputs, sc.defaultParallelism)
+        lookup_dir.delete()
+        lookup = write_lookup(kept(frames[-1]), added, lookup_dir, n_inputs, groups,
+                              cfg.output.compression, cfg.output.spark_io)  # fmt: skip
+        return merge(base, lookup, list(arrow), n_inputs, groups, running, fields)
+
+    kept_rows, kept_res = materialize(spark, "kept", out / "_stages" / "kept", fp, build_kept,
+                                      cfg.output.compression, force=force,
+                                      io=cfg.output.spark_io)  # fmt: skip
+    lookup_dir.delete()
+    _progress(kept_res)
+    frames.append(kept_rows)
+    for st in finals:
+        results[st.name] = StageResult(st.name, kept_res.path, kept_res.status,
+                                       timers[st.name].value, kept_res.rows)  # fmt: skip
+
+    t0 = time.perf_counter()
+    # counted first (narrow columns of the stored rows): the output files are sized from it
+    outcomes = count_outcomes(read_rows, frames, docs)
+    counts = outcomes.counts
+    kept_text = sum(b for _, _, b in outcomes.sources.values())
+    n_files = cfg.output.data_files or data_files(kept_text, cfg.output.file_bytes)
+    data = output_frame(kept(kept_rows), cfg)
+    if cfg.langid.route_by_language:
+        # ranges of (language, hash of id): most tasks hold one language, so data/lang=xx/
+        # gets about n_files files in all, in proportion to each language's size, not one
+        # per language per task (13M small files on a snapshot with hash partitioning)
+        data = data.repartitionByRange(n_files, "lang", F.xxhash64("id")).sortWithinPartitions(
+            "lang", F.col("metadata.crawl_pos")
+        )
+    else:
+        # narrow: the kept rows' tasks merged into n_files, each in the order it was read
+        data = data.coalesce(n_files)
+    n_ledger = ledger_files(sum(counts["rejected"].values()), cfg.output.file_bytes)
+    # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
+    (out / "manifest.json").delete()
+    for sub in ("data", "rejected"):
+        (out / sub).delete()
+    written = {
+        "data": write_parquet(data, out / "data", cfg.output.compression, cfg.output.spark_io,
+                              "lang" if cfg.langid.route_by_language else None, file_rows=True),
+        "rejected": write_parquet(ledger_output(frames, n_ledger), out / "rejected",
+                                  cfg.output.compression, cfg.output.spark_io, file_rows=True),
+    }  # fmt: skip
+    for sub, w in written.items():  # readers of data/ open every file there
+        prune(out / sub, w.files)
+    shown = report_examples.examples(frames, docs)  # a few documents per reason and source
+    write_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    budget = write_mixture(spark, kept(kept_rows), cfg, out, outcomes.sources)
+    mixture_seconds = time.perf_counter() - t0
+    checkpoints.delete()
+    return CorpusHalf(frames, results, outcomes, {s: w.files for s, w in written.items()},
+                      shown, budget, write_seconds, mixture_seconds)  # fmt: skip

@@ -1,0 +1,75 @@
+"""How many output files, chunks and tasks a run makes, sized by bytes and cores and never by
+how the work happened to be split; and the rates `curate plan` estimates a snapshot with.
+
+The run uses `data_files` and `ledger_files`; `curate plan` (run/plan.py) uses the rest. The
+per-byte figures of our own outputs are measured by bench/sizing_bench.py on the real
+archives in ../shared/data (its results: bench/results/sizing.json); the shares of a Common
+Crawl snapshot kept are FineWeb's published figures, since no sample here is a snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# -- our outputs, measured (bench/sizing_bench.py) --------------------------------------------
+DATA_BYTES_PER_TEXT_BYTE = 0.45  # a data/ row (zstd Parquet with metadata) per byte of text
+LEDGER_ROW_BYTES = 40  # a ledger row in rejected/ (zstd Parquet)
+STORE_BYTES_PER_RECORD = 3000  # the documents store (zstd Parquet) per record read
+# -- rows moved through shuffles, uncompressed (Spark's UnsafeRow sizes of the columns) ------
+ID_ROW_BYTES = 70  # doc_id (a WARC-Record-ID: 47 characters) and crawl_pos
+NARROW_ROW_BYTES = 320  # id, crawl_pos, URL, input file, 40-hex key
+LOOKUP_ROW_BYTES = 80  # crawl_pos, copies, cluster id and size
+LEDGER_ROW_RAW_BYTES = 300  # id, URL, stage, reason, detail, crawl_pos, file
+SHARD_BYTES_PER_TEXT_BYTE = 2.2  # text, ids and its tokens (4 bytes a token, ~4 bytes a token)
+# -- time, measured on this machine (bench/results/e2e_cc_like.json, corpus.json) ------------
+CORE_SECONDS_PER_RECORD = 0.032  # documents pass: 120 task-s for 3,720 records
+CORPUS_CORE_SECONDS = 0.0025  # corpus half per document reaching it: 100 core-s for 40k
+# -- a Common Crawl snapshot -----------------------------------------------------------------
+RECORDS_PER_BYTE = 3e9 / 100e12  # ~3 billion pages in ~100 TB of WARC files
+REACH_SHARE = 0.20  # pages past extraction, language and quality filters (FineWeb: ~3x kept)
+KEPT_SHARE = 0.08  # kept after dedup (FineWeb: 22.7B documents from 96 snapshots of ~3B)
+TEXT_BYTES_PER_KEPT = 3000  # FineWeb: 15T tokens / 22.7B documents, ~4.4 bytes a token
+# -- the driver ------------------------------------------------------------------------------
+DRIVER_BASE_BYTES = 1_500_000_000  # JVM heap in use and the Python process, measured idle
+BYTES_PER_LISTED_FILE = 1200  # a path in Python, and Spark's file index entry for it
+
+
+@dataclass(frozen=True)
+class Estimate:
+    records: int
+    reach: int
+    kept: int
+    kept_text_bytes: int
+    rejected: int
+
+
+def estimate(input_bytes: int) -> Estimate:
+    records = int(input_bytes * RECORDS_PER_BYTE)
+    kept = int(records * KEPT_SHARE)
+    return Estimate(records, int(records * REACH_SHARE), kept, kept * TEXT_BYTES_PER_KEPT,
+                    records - kept)  # fmt: skip
+
+
+def near_bytes(bands: int, perm: int) -> int:
+    """Per document reaching near dedup: a bucket row per band (band, key, crawl_pos), and its
+    signature on each side of the verification joins."""
+    return bands * 24 + 2 * perm * 4 + 64
+
+
+def driver_bytes(inputs: int, store_files: int, groups: int, local_max_edges: int) -> int:
+    """The driver's peak: a base, the inputs' and the documents store's file lists, the lookup
+    folders, and the near-dedup edges it may solve itself (at most local_max_edges, 16 bytes
+    each, a few copies)."""
+    return int(DRIVER_BASE_BYTES + (inputs + store_files) * BYTES_PER_LISTED_FILE
+               + groups * 200 + local_max_edges * 16 * 4)  # fmt: skip
+
+
+def data_files(text_bytes: int, file_bytes: int) -> int:
+    """data/ files for `text_bytes` of kept text, each about `file_bytes` of Parquet."""
+    return max(1, math.ceil(text_bytes * DATA_BYTES_PER_TEXT_BYTE / file_bytes))
+
+
+def ledger_files(rows: int, file_bytes: int) -> int:
+    """rejected/ files for `rows` ledger rows, each about `file_bytes` of Parquet."""
+    return max(1, math.ceil(rows * LEDGER_ROW_BYTES / file_bytes))

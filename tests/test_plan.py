@@ -1,0 +1,71 @@
+"""`curate plan` on a whole snapshot's listing (sizes only, no data): every stage keeps the
+cluster's cores busy without a flood of tasks, no exchange moves the documents' text but the
+shards' global shuffle, output files are sized by bytes, chunks stay within the stated bound,
+and the driver's memory does not follow the corpus."""
+
+from __future__ import annotations
+
+import gzip
+import math
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.config import Config
+from pipeline.run.inputs import expand_inputs
+from pipeline.run.plan import make_plan
+
+CORES = 1600
+FILE_BYTES = 1_100_000_000  # a Common Crawl WARC
+
+
+def _listing(path, n: int) -> str:
+    with gzip.open(path, "wt") as f:
+        for i in range(n):
+            f.write(f"crawl-data/CC-MAIN-2024-22/segments/{i // 1000}/warc/CC-{i:05d}.warc.gz\n")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory) -> list[str]:
+    listing = _listing(tmp_path_factory.mktemp("plan") / "warc.paths.gz", 90_000)
+    return expand_inputs([listing], Config().input.listing_prefix)
+
+
+def test_a_snapshot_on_1600_cores(snapshot):
+    cfg = Config()
+    p = make_plan(cfg, snapshot, CORES, FILE_BYTES)
+    total = 90_000 * FILE_BYTES
+    assert p["inputs"] == {"files": 90_000, "bytes": total, "sizes_assumed": 90_000}
+    # chunks: the README's bound, ceil(input bytes / (cores x chunks.bytes_per_core)) + 1
+    bound = math.ceil(total / (CORES * cfg.chunks.bytes_per_core)) + 1
+    assert p["chunks"]["count"] <= bound <= 70
+    # output files within 2x of bytes / target size
+    for sub in ("data", "rejected"):
+        o = p["outputs"][sub]
+        ideal = o["bytes"] / cfg.output.file_bytes
+        assert ideal / 2 <= o["files"] <= max(1, 2 * ideal), (sub, o, ideal)
+    # every stage that computes keeps the cores busy, none makes 4x the tasks it needs
+    for s in p["stages"]:
+        if s.get("sized_by") == "output files":
+            continue  # one task per published file
+        low = s.get("tasks_per_chunk_min", s["tasks"])
+        high = s.get("tasks_per_chunk_max", s["tasks"])
+        assert CORES <= low and high <= 4 * s["needed"], s
+    for x in p["exchanges"]:
+        assert CORES <= x["partitions"] <= 4 * x["needed"], x
+        # the documents' text crosses no exchange but the global shuffle that is the product
+        assert not x["text"] or x.get("product"), x
+    assert [x["name"] for x in p["exchanges"] if x["text"]] == ["shards"]
+    # the driver: file lists, bounded; a tenth of the snapshot needs about as much
+    small = make_plan(cfg, snapshot[:9_000], CORES, FILE_BYTES)
+    assert p["driver_memory_bytes"] < 4e9
+    assert p["driver_memory_bytes"] < 1.25 * small["driver_memory_bytes"]
+
+
+def test_the_command_prints_the_plan(snapshot, tmp_path, capsys):
+    listing = _listing(tmp_path / "few.paths.gz", 300)
+    assert main(["plan", "--input", listing, "--cores", "64", "--file-bytes", "1.1e9"]) == 0
+    out = capsys.readouterr().out
+    assert "chunks" in out and "data/" in out and "core-hours" in out
+    assert main(["plan", "--input", listing, "--cores", "0"]) == 2
