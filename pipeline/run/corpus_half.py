@@ -24,14 +24,22 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from pipeline.config import Config
 from pipeline.engine.spark import size_shuffles
-from pipeline.engine.storage import hadoop_uri, write_parquet
+from pipeline.engine.storage import hadoop_uri, read_parquet, write_parquet
 from pipeline.location import Location
 from pipeline.outputs import report_examples
 from pipeline.outputs.mixture.write import write_mixture
 from pipeline.run.outcomes import Outcomes, count_outcomes
-from pipeline.run.sizing import data_files, ledger_files
+from pipeline.run.sizing import DATA_BYTES_PER_TEXT_BYTE, data_files, ledger_files
 from pipeline.run.stage_store import StageResult, materialize, prune
-from pipeline.stages.kept_rows import added_columns, lookup_groups, merge, narrow, write_lookup
+from pipeline.stages.kept_rows import (
+    DATA_GROUP,
+    added_columns,
+    data_groups,
+    lookup_groups,
+    merge,
+    narrow,
+    write_lookup,
+)
 from pipeline.stages.registry import STAGE_METADATA
 from pipeline.stages.step import Stage
 
@@ -92,6 +100,27 @@ def ledger_output(frames: list[DataFrame], parts: int) -> DataFrame:
     rows never leave the tasks that read them."""
     ledger = reduce(DataFrame.unionByName, [ledger_frame(f) for f in frames])
     return ledger.coalesce(max(1, parts))
+
+
+def grouped_data(spark: SparkSession, cfg: Config, kept_dir: Location, files: list[str],
+                 schema) -> DataFrame:  # fmt: skip
+    """data/'s rows without a shuffle: one partition per data group (the kept store's
+    `dgrp=K/` folders: runs of input files, ~file_bytes each), read by one task and sorted
+    there by crawl position. The same rows in the same files in the same order, whatever
+    the partitioning of the stages before."""
+    by_group: dict[int, list[Location]] = {}
+    for f in files:
+        folder = f.split("/", 1)[0]
+        by_group.setdefault(int(folder.split("=", 1)[1]), []).append(kept_dir / f)
+    parts = [
+        output_frame(
+            kept(read_parquet(spark, by_group[k], schema, cfg.output.spark_io)), cfg
+        ).coalesce(1)  # this group's files, in one task
+        for k in sorted(by_group)
+    ]
+    if not parts:
+        return output_frame(kept(spark.createDataFrame([], schema)), cfg)
+    return reduce(DataFrame.unionByName, parts).sortWithinPartitions(F.col("metadata.crawl_pos"))
 
 
 def _progress(res: StageResult) -> None:
@@ -162,8 +191,10 @@ def corpus_half(
     # The kept documents, whole: the corpus stages' verdicts brought to the rows where the
     # documents pass wrote them, then the final steps (the tokenizer: after the last drop).
     finals = [st for st in enabled if st.step and st.final]
+    routed = cfg.langid.route_by_language
+    sizing = (cfg.output.file_bytes, cfg.output.data_files, routed)  # how data/ is cut
     fp = fingerprint(fp, [(st.name, step_settings(st, cfg), models[st.name]) for st in finals],
-                     version)  # fmt: skip
+                     sizing, version)  # fmt: skip
     lookup_dir = out / "_stages" / "_lookup"
 
     def build_kept() -> DataFrame:
@@ -171,19 +202,25 @@ def corpus_half(
         running = [(st.ledger, made[st.name].check, timers[st.name]) for st in finals]
         fields = [f for st in finals for f in made[st.name].fields]
         base = kept(docs).drop(*keys)
+        # data/'s files: runs of input files holding ~file_bytes of Parquet, from narrow rows
+        bounds = None if routed else data_groups(
+            kept(frames[-1] if len(frames) > 1 else given), n_inputs,
+            cfg.output.file_bytes / DATA_BYTES_PER_TEXT_BYTE, cfg.output.data_files)  # fmt: skip
         if len(frames) == 1:  # no corpus stage: every kept document goes on
-            return merge(base, None, [], n_inputs, 1, running, fields)
+            return merge(base, None, [], n_inputs, 1, running, fields, bounds)
         added = added_columns(frames[-1], given.columns)
         arrow = to_arrow_schema(frames[-1].select(*added).schema)
         groups = lookup_groups(n_inputs, sc.defaultParallelism)
         lookup_dir.delete()
         lookup = write_lookup(kept(frames[-1]), added, lookup_dir, n_inputs, groups,
                               cfg.output.compression, cfg.output.spark_io)  # fmt: skip
-        return merge(base, lookup, list(arrow), n_inputs, groups, running, fields)
+        return merge(base, lookup, list(arrow), n_inputs, groups, running, fields, bounds)
 
-    kept_rows, kept_res = materialize(spark, "kept", out / "_stages" / "kept", fp, build_kept,
+    kept_dir = out / "_stages" / "kept"
+    kept_rows, kept_res = materialize(spark, "kept", kept_dir, fp, build_kept,
                                       cfg.output.compression, force=force,
-                                      io=cfg.output.spark_io)  # fmt: skip
+                                      io=cfg.output.spark_io,
+                                      partition_by=None if routed else DATA_GROUP)  # fmt: skip
     lookup_dir.delete()
     _progress(kept_res)
     frames.append(kept_rows)
@@ -195,19 +232,18 @@ def corpus_half(
     # counted first (narrow columns of the stored rows): the output files are sized from it
     outcomes = count_outcomes(read_rows, frames, docs)
     counts = outcomes.counts
-    kept_text = sum(b for _, _, b in outcomes.sources.values())
-    n_files = cfg.output.data_files or data_files(kept_text, cfg.output.file_bytes)
-    data = output_frame(kept(kept_rows), cfg)
-    if cfg.langid.route_by_language:
+    if routed:
         # ranges of (language, hash of id): most tasks hold one language, so data/lang=xx/
         # gets about n_files files in all, in proportion to each language's size, not one
         # per language per task (13M small files on a snapshot with hash partitioning)
+        kept_text = sum(b for _, _, b in outcomes.sources.values())
+        n_files = cfg.output.data_files or data_files(kept_text, cfg.output.file_bytes)
+        data = output_frame(kept(kept_rows), cfg)
         data = data.repartitionByRange(n_files, "lang", F.xxhash64("id")).sortWithinPartitions(
             "lang", F.col("metadata.crawl_pos")
         )
     else:
-        # narrow: the kept rows' tasks merged into n_files, each in the order it was read
-        data = data.coalesce(n_files)
+        data = grouped_data(spark, cfg, kept_dir, kept_res.files or [], kept_rows.schema)
     n_ledger = ledger_files(sum(counts["rejected"].values()), cfg.output.file_bytes)
     # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
     (out / "manifest.json").delete()

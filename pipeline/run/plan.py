@@ -106,7 +106,9 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
          "sized_by": "output files"},
     ]  # fmt: skip
     core_s = r.records * sizing.CORE_SECONDS_PER_RECORD + r.reach * sizing.CORPUS_CORE_SECONDS
-    driver = sizing.driver_bytes(len(files), store_files, groups, cfg.near_dedup.local_max_edges)
+    kept_files = stages[1]["tasks"]  # the kept rows' store: a file per merge task
+    driver = sizing.driver_bytes(len(files), store_files + kept_files, groups,
+                                 cfg.near_dedup.local_max_edges)  # fmt: skip
     return {
         "cores": cores,
         "inputs": {"files": len(files), "bytes": total, "sizes_assumed": assumed},

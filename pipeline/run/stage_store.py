@@ -32,6 +32,7 @@ class StageResult:
     status: str  # "ran" or "reused"
     seconds: float
     rows: int
+    files: list[str] | None = None  # its files, relative to path (as its marker lists them)
 
 
 def read_marker(path: Location) -> dict | None:
@@ -84,24 +85,29 @@ def materialize(
     compression: str,
     force: bool = False,
     io: str = "auto",
+    partition_by: str | None = None,
 ) -> tuple[DataFrame, StageResult]:
-    """Write `build()` to `path` unless a complete output with this fingerprint exists."""
+    """Write `build()` to `path` unless a complete output with this fingerprint exists
+    (`partition_by`: in Hive-style folders of that column, which the rows read back lack)."""
     path = Location.of(path)
     marker = read_marker(path)
     if not force and marker and marker.get("fingerprint") == fingerprint:
         schema = _schema(marker)
         df = read_parquet(spark, listed_files(path, marker), schema, io)
-        return df, StageResult(name, str(path), "reused", 0.0, int(marker["rows"]))
+        return df, StageResult(name, str(path), "reused", 0.0, int(marker["rows"]),
+                               [f["file"] for f in marker["files"]])  # fmt: skip
     start_over(path)
     t0 = time.perf_counter()
     built = build()
-    written = write_parquet(built, path, compression, io)
+    written = write_parquet(built, path, compression, io, partition_by)
     seconds = time.perf_counter() - t0
+    schema = built.drop(partition_by).schema if partition_by else built.schema
     marker = commit(path, {"stage": name, "fingerprint": fingerprint, "seconds": seconds,
-                           "schema": built.schema.json()}, written)  # fmt: skip
+                           "schema": schema.json()}, written)  # fmt: skip
     # with the schema given, reading back needs no job to infer it from the files' footers
-    df = read_parquet(spark, listed_files(path, marker), built.schema, io)
-    return df, StageResult(name, str(path), "ran", seconds, int(marker["rows"]))
+    df = read_parquet(spark, listed_files(path, marker), schema, io)
+    return df, StageResult(name, str(path), "ran", seconds, int(marker["rows"]),
+                           [f["file"] for f in marker["files"]])  # fmt: skip
 
 
 def _schema(marker: dict):

@@ -34,15 +34,42 @@ from pipeline.stages.arrow_batches import extended_schema
 from pipeline.stages.schema import REJECT_FIELDS, spark_schema
 from pipeline.stages.step import Running, run_steps
 
-# What a corpus stage reads besides its own key columns, and what the ledger needs of a drop.
+# What a corpus stage reads besides its own key columns, and what the ledger needs of a drop;
+# text_bytes (the text's length) sizes data/'s files.
 NARROW = ("doc_id", "crawl_pos", "url", "warc_file", *(f.name for f in REJECT_FIELDS))
 GROUP = "grp"
+DATA_GROUP = "dgrp"  # the data/ file a kept row goes to
 CACHED_FILES = 4  # input files' lookups a task keeps (its rows come from one or a few)
 
 
 def narrow(docs: DataFrame, keys: Sequence[str]) -> DataFrame:
-    """The columns the corpus stages move: NARROW and their keys (`keys` present in docs)."""
-    return docs.select(*NARROW, *[k for k in keys if k in docs.columns])
+    """The columns the corpus stages move: NARROW, the text's length, and their keys (`keys`
+    present in docs)."""
+    return docs.select(*NARROW, F.octet_length("text").cast("long").alias("text_bytes"),
+                       *[k for k in keys if k in docs.columns])  # fmt: skip
+
+
+def data_groups(kept: DataFrame, n_inputs: int, text_per_file: float, files: int = 0
+                ) -> list[int]:  # fmt: skip
+    """data/'s files as runs of consecutive input files: boundaries b (file indexes; group k
+    holds files b[k] <= i < b[k+1]), cut where the kept text reaches `text_per_file` (or into
+    `files` runs of about equal text). From narrow rows: one sum per input file."""
+    per_file = np.zeros(n_inputs, dtype=np.int64)
+    sums = kept.groupBy(F.shiftright("crawl_pos", OFFSET_BITS).alias("f")).agg(
+        F.sum("text_bytes").alias("b")
+    )
+    for r in sums.collect():
+        per_file[int(r["f"])] = int(r["b"] or 0)
+    if files:
+        text_per_file = max(1.0, per_file.sum() / files)
+    bounds, acc = [0], 0
+    for i, b in enumerate(per_file):
+        if acc and acc + b > text_per_file and (not files or len(bounds) < files):
+            bounds.append(i)
+            acc = 0
+        acc += int(b)
+    bounds.append(n_inputs)
+    return bounds
 
 
 def added_columns(last: DataFrame, given: Sequence[str]) -> list[str]:
@@ -114,11 +141,15 @@ def merge(
     groups: int,
     steps: Sequence[Running],
     fields: Sequence[pa.Field],
+    bounds: Sequence[int] | None = None,
 ) -> DataFrame:
     """`docs` rows whose crawl_pos the lookup holds (all of them with no lookup: no corpus
-    stage ran), with the lookup's `columns`, then the final `steps` (their `fields` added).
-    Rows come out in the order they came in."""
-    schema = extended_schema(docs.schema, [*columns, *fields])
+    stage ran), with the lookup's `columns`, then the final `steps` (their `fields` added),
+    and with `bounds` (data_groups) the data/ file of each row (DATA_GROUP). Rows come out
+    in the order they came in."""
+    extra = [pa.field(DATA_GROUP, pa.int32())] if bounds is not None else []
+    schema = extended_schema(docs.schema, [*columns, *fields, *extra])
+    edges = np.asarray(bounds if bounds is not None else [0], dtype=np.int64)
     looked = pa.schema([pa.field("crawl_pos", pa.int64()), *columns])
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -154,6 +185,10 @@ def merge(
             yield from finish(rows)
 
     def finish(rows: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        if bounds is not None:
+            fi = rows.column("crawl_pos").to_numpy() >> OFFSET_BITS
+            group = np.searchsorted(edges, fi, side="right") - 1
+            rows = rows.append_column(extra[0], pa.array(group.astype(np.int32)))
         if steps:
             dicts = rows.to_pylist()
             run_steps(dicts, steps)
