@@ -75,16 +75,21 @@ def main() -> None:
     store = _bytes(out / "_stages" / "documents")
     files = {sub: [f["bytes"] for f in manifest["files"][sub]] for sub in ("data", "rejected")}
     result = {
-        "input": {"files": len(inputs), "records": manifest["counts"]["read"],
-                  "kept": manifest["counts"]["kept"]},  # fmt: skip
+        "input": {
+            "files": len(inputs),
+            "records": manifest["counts"]["read"],
+            "kept": manifest["counts"]["kept"],
+        },  # fmt: skip
         "data_bytes_per_text_byte": round(_bytes(out / "data") / text_bytes, 3),
         "ledger_row_bytes": round(_bytes(out / "rejected") / ledger_rows, 1),
         "store_bytes_per_record": round(store / manifest["counts"]["read"], 1),
         "file_bytes_target": target,
         "file_bytes": files,
-        "in_use": {"data_bytes_per_text_byte": sizing.DATA_BYTES_PER_TEXT_BYTE,
-                   "ledger_row_bytes": sizing.LEDGER_ROW_BYTES,
-                   "store_bytes_per_record": sizing.STORE_BYTES_PER_RECORD},  # fmt: skip
+        "in_use": {
+            "data_bytes_per_text_byte": sizing.DATA_BYTES_PER_TEXT_BYTE,
+            "ledger_row_bytes": sizing.LEDGER_ROW_BYTES,
+            "store_bytes_per_record": sizing.STORE_BYTES_PER_RECORD,
+        },  # fmt: skip
     }
     print(json.dumps(result, indent=2))
     dest = ROOT / "bench" / "results" / "sizing.json"
