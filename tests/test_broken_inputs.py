@@ -148,7 +148,7 @@ _OUTPUT_NAME = re.compile(
     r"(/(lang=[A-Za-z_]+|dgrp=\d+))?"
     r"(/(_SUCCESS|\._SUCCESS\.crc|_STAGE\.json|_CHUNKING\.json|index\.json"
     r"|shard-\d+\.(parquet|bin|idx)"
-    r"|\.?part-\d+-[0-9a-f-]{36}-c000(\.[a-z]+)?\.parquet(\.crc)?))?)"
+    r"|\.?part-\d+-[0-9a-f-]{36}[.-]c000(\.[a-z]+)?\.parquet(\.crc)?))?)"
 )
 
 

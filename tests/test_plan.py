@@ -57,10 +57,11 @@ def test_a_snapshot_on_1600_cores(snapshot):
         # the documents' text crosses no exchange but the global shuffle that is the product
         assert not x["text"] or x.get("product"), x
     assert [x["name"] for x in p["exchanges"] if x["text"]] == ["shards"]
-    # the driver: file lists, bounded; a tenth of the snapshot needs about as much
+    # the driver: a base and the run's file lists (~1.2 KB a file: inputs, the documents and
+    # kept stores), nothing per record; a tenth of the snapshot needs ~3/4 as much
     small = make_plan(cfg, snapshot[:9_000], CORES, FILE_BYTES)
     assert p["driver_memory_bytes"] < 4e9
-    assert p["driver_memory_bytes"] < 1.25 * small["driver_memory_bytes"]
+    assert p["driver_memory_bytes"] < 1.4 * small["driver_memory_bytes"]
 
 
 def test_the_command_prints_the_plan(snapshot, tmp_path, capsys):

@@ -100,8 +100,9 @@ def test_a_model_not_shipped_to_the_executor_fails_the_run_and_commits_nothing(
     spark, cfg, sample_warc, tmp_path, monkeypatch
 ):
     """A Hugging Face tokenizer.json the executors do not get (the driver's ship is made to
-    register another name): the documents pass fails with a message naming the file, no chunk
-    is committed and no manifest is written."""
+    register another name): the run fails with a message naming the file where the tokenizer
+    runs (the kept rows, after dedup), that step is not committed and no manifest is written;
+    the chunks and dedup stages before it, which never used it, stand."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     import pipeline.stages.tokenize as tokenize_stage
@@ -119,4 +120,4 @@ def test_a_model_not_shipped_to_the_executor_fails_the_run_and_commits_nothing(
     with pytest.raises(Exception, match="never-shipped-tok.json is not on this executor"):
         run(c, [str(sample_warc)], out, spark)
     assert not (out / "manifest.json").exists()
-    assert not list((out / "_stages" / "documents").rglob("_STAGE.json"))
+    assert not (out / "_stages" / "kept" / "_STAGE.json").exists()
