@@ -9,7 +9,10 @@ Heritrix, wget: requests, metadata, non-HTML, revisits). One run of `curate run`
 - data/ Parquet bytes per byte of kept text (DATA_BYTES_PER_TEXT_BYTE),
 - rejected/ Parquet bytes per ledger row (LEDGER_ROW_BYTES),
 - documents store bytes per record read (STORE_BYTES_PER_RECORD),
-- each data/ and rejected/ file's size against output.file_bytes.
+- each data/ and rejected/ file's size against output.file_bytes (a data/ file holds whole
+  input files' kept documents: here one WARC holds nearly all of them, so one file, larger
+  than the 1 MiB asked; a Common Crawl file's kept text, ~30 MB of Parquet, is far below the
+  512 MiB default).
 
     python bench/sizing_bench.py
 
