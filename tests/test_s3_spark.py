@@ -109,8 +109,8 @@ def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
     # per split of a file (2 tasks per core, shared by a chunk's files: an object's size is
     # not known, so each counts as a Common Crawl file and has a chunk of its own, 4 splits):
     # two small probes (gzip magic, boundary: 256 KiB each) and one or two stream reads of
-    # 8 MiB a GET, never one request per read; one HEAD for the size and one per open (pyarrow's S3 file
-    # asks the size when opened: its Python API takes no known size)
+    # 8 MiB a GET, never one request per read; one HEAD for the size and one per open
+    # (pyarrow's S3 file asks the size when opened: its Python API takes no known size)
     splits = [-(-4 // c["files"]) for c in m["chunks"] for _ in range(c["files"])]
     for key, n in zip(keys, splits, strict=True):
         gets = counter.seen[("GET", f"/{BUCKET}/{key}")]
