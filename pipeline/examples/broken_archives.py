@@ -126,7 +126,17 @@ def _truncated_member(d: Path) -> Case:
     _, cut = r.good()
     c, e = r.good(), r.good()
     path = _write(d / "truncated_member.warc.gz", [a[1], b[1], cut[: len(cut) // 2], c[1], e[1]])
-    return Case("truncated_member", path, {"read:corrupt_file"}, [a[0], b[0], c[0], e[0]])
+    return Case("truncated_member", path, {"read:truncated", "read:corrupt_file"},
+                [a[0], b[0], c[0], e[0]])  # fmt: skip
+
+
+def _cut_single_response(d: Path) -> Case:
+    """A single-response WARC whose gzip stream ends early, its headers intact: the record
+    keeps its row (`read:truncated`, with the bytes present), the cut bytes are a stretch."""
+    r = _Records("cut_single")
+    _, whole = r.response(page(ARTICLE_RIVER * 40, "cut single").encode())
+    path = _write(d / "cut_single_response.warc.gz", [whole[: len(whole) * 3 // 4]])
+    return Case("cut_single_response", path, {"read:truncated", "read:corrupt_file"}, [])
 
 
 def _garbage_between(d: Path) -> Case:
@@ -312,7 +322,7 @@ def _bad_member_data(d: Path) -> Case:
     parts[6] = bytes(bad)
     path = _write(d / "bad_member_data.warc.gz", parts)
     good = [rid for i, (rid, _) in enumerate(recs) if i != 6]
-    return Case("bad_member_data", path, {"read:corrupt_file"}, good)
+    return Case("bad_member_data", path, {"read:corrupt_record", "read:corrupt_file"}, good)
 
 
 def _one_stream_gzip(d: Path) -> Case:
@@ -443,6 +453,7 @@ def refused_url() -> str:
 
 CASES: list[Callable[[Path], Case]] = [
     _truncated_member,
+    _cut_single_response,
     _garbage_between,
     _garbage_between_plain,
     lambda d: _content_length(d, "content_length_long", 4000, {"read:corrupt_record"}),

@@ -13,7 +13,10 @@ Damage never ends the file early:
   unit are one damaged stretch, and reading goes on there (or at the unit's end);
 - a gzip member that cannot be inflated (bad compressed data, a cut member) or plain bytes that
   are no record: one damaged stretch up to the next record start found by scanning the raw
-  file (warc/splits.py), where reading resumes.
+  file (warc/splits.py), where reading resumes. A record whose header was read before the
+  member broke is yielded all the same: with the bytes before a cut (`Record.cut`; a cut
+  followed by the next member is found where that member begins), or marked untrusted when
+  zlib rejected the member's data (`Record.bad`).
 
 warcio stops at the first bad gzip member (it prints the error and reports the end of the file),
 reads a one-member gzip file only to its first record, and knows only WARC/1.x after damage,
@@ -30,11 +33,12 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParser
 
 from pipeline.document.warc.arc import MAX_LINE, ArcHeader, parse_arc_line
-from pipeline.document.warc.splits import GZIP_MAGIC, WARC_LINE, starts_record
+from pipeline.document.warc.splits import GZIP_MAGIC, WARC_LINE, is_record_member, starts_record
 
 CHUNK = 1 << 16
 INFLATE_CHUNK = 1 << 20  # inflated bytes per zlib call
@@ -205,39 +209,118 @@ def _salvage(d, data: bytes) -> bytes:
     return b"".join(out)
 
 
+_HEAD = 512  # raw bytes after a place a member may begin, enough to inflate its first line
+
+
+@dataclass
+class _Mark:
+    """A place inside a gzip member where another member may begin (see _Member._mark)."""
+
+    at: int  # its file offset
+    state: Any  # zlib's state before `prefix`
+    prefix: bytes  # the raw bytes from that state up to `at`
+    made: int  # bytes inflated before `prefix`
+    head: bytearray  # the raw bytes from `at`, up to _HEAD
+
+
 class _Member(_Bytes):
     """The inflated bytes of the gzip member that starts at the raw stream's position. zlib
-    checks the member's CRC and length at its end: a bit flip anywhere raises there."""
+    checks the member's CRC and length at its end: a bit flip anywhere raises there.
+
+    A member that breaks (bad data, or the file ends inside it) ends where it broke: reads
+    return what was inflated before that byte and `damage()` says what happened, so a record
+    whose header was read keeps its row with the bytes present (the framer raises the damage
+    once that record is finished)."""
 
     def __init__(self, raw: _Raw) -> None:
         super().__init__()
         self.raw = raw
         self.start = raw.pos
-        self.broken: str | None = None  # zlib's error, raised once what precedes it is read
+        self.broken: str | None = None  # why it ended early (zlib's error, or a cut)
+        self.cut = False  # it ended early because the file did: what came before is sound
         self.d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self.finished = False
         self.big = False  # longer than the verify bound: records stream unverified
         self.sub = 0  # records begun in this member so far
+        self.made = 0  # inflated bytes so far
+        self.marks: list[_Mark] = []  # where another member may begin inside this one
+        self._last: tuple = (None, b"", 0)  # (zlib state before it, chunk, made) last fed
+
+    def _mark(self, data: bytes) -> None:
+        """Note every place in the raw chunk `data` (about to be fed to zlib) where a gzip
+        member could begin, with what it takes to know how much this member inflates before
+        it: if the member turns out cut there (the next record's member follows), the bytes
+        it inflated past that place are the next member's read as deflate data, not its own.
+        A magic may straddle two chunks: the last chunk is kept until the next comes."""
+        at = self.raw.pos - len(data)  # file offset of data[0]
+        joined = self._last[1][-2:] + data
+        first = at - (len(joined) - len(data))
+        for mk in self.marks:
+            if len(mk.head) < _HEAD:
+                mk.head += data[: _HEAD - len(mk.head)]
+        k = joined.find(GZIP_MAGIC)
+        while k >= 0:
+            if first + k > self.start:
+                if k < len(joined) - len(data):  # begins in the last chunk
+                    state, chunk, made = self._last
+                    prefix = chunk[: len(chunk) - (len(joined) - len(data)) + k]
+                else:
+                    state, chunk, made = self.d.copy(), data, self.made
+                    prefix = data[: k - (len(joined) - len(data))]
+                self.marks.append(_Mark(first + k, state, prefix, made,
+                                        bytearray(joined[k : k + _HEAD])))  # fmt: skip
+            k = joined.find(GZIP_MAGIC, k + 1)
+        self._last = (self.d.copy(), data, self.made)
+
+    def _cut_at_next_member(self) -> None:
+        """Once the member broke: the first noted place where a record's member begins is
+        where this member was cut. What it inflated past that place is dropped (while still
+        unread), and it counts as cut short there: what came before is sound."""
+        for mk in self.marks:
+            while len(mk.head) < _HEAD:  # the same head whatever the chunking: read on
+                more = self.raw.read(_HEAD - len(mk.head))
+                if not more:
+                    break
+                mk.head += more
+            if not is_record_member(bytes(mk.head)):
+                continue
+            try:
+                sound = mk.made + len(mk.state.decompress(mk.prefix))
+            except zlib.error:
+                return  # broken before that place: not a cut
+            extra = self.made - sound
+            if 0 <= extra <= len(self.buf) - self.i:
+                del self.buf[len(self.buf) - extra :]
+                self.made = sound
+            self.cut = True
+            self.broken = (
+                f"the gzip member at byte {self.start} is cut short at byte {mk.at}, where "
+                "another record's member begins"
+            )
+            return
+
+    def damage(self) -> Damage | None:
+        if self.broken is None:
+            return None
+        return Damage(self.broken, self.start, self.sub, scan_from=self.start + 1)
 
     def _pull(self) -> bytes:
-        """The next inflated bytes; once zlib has failed (or the file ended inside the
-        member), every later read raises the same Damage."""
-        while not self.finished:
-            if self.broken is not None:
-                raise Damage(
-                    f"the gzip member at byte {self.start} cannot be inflated ({self.broken})",
-                    self.start, self.sub, scan_from=self.start + 1,
-                )  # fmt: skip
+        """The next inflated bytes; nothing once zlib has failed or the file ended inside
+        the member."""
+        while not self.finished and self.broken is None:
             data = self.d.unconsumed_tail
             if not data:
                 data = self.raw.take_chunk()
                 if not data:
-                    raise Damage(
-                        f"the file ends inside the gzip member at byte {self.start} (cut short)",
-                        # a cut member can swallow whole members after it (a stored block
-                        # reads any bytes): look for records in it all the same
-                        self.start, self.sub, scan_from=self.start + 1,
-                    )  # fmt: skip
+                    # a cut member can swallow whole members after it (a stored block reads
+                    # any bytes): the raw scan from its start looks for records in it
+                    self.broken = (
+                        f"the file ends inside the gzip member at byte {self.start} (cut short)"
+                    )
+                    self.cut = True
+                    self._cut_at_next_member()
+                    return b""
+                self._mark(data)
             before = self.d.copy()
             try:
                 out = self.d.decompress(data, INFLATE_CHUNK)
@@ -245,13 +328,19 @@ class _Member(_Bytes):
                 # zlib drops what the failing call had inflated, so how much of the member
                 # is used would depend on how the input happened to be cut into reads (a
                 # split's start, the buffer): inflate the same input again a byte at a time,
-                # up to the bad byte, and raise on the next read.
-                self.broken = str(e)
+                # up to the bad byte.
+                self.broken = f"the gzip member at byte {self.start} cannot be inflated ({e})"
                 out = _salvage(before, data)
             if self.d.eof:
                 self.finished = True
+                self.marks.clear()
                 if self.d.unused_data:
                     self.raw.unread(self.d.unused_data)
+            self.made += len(out)
+            if self.broken is not None:
+                self.buf += out  # so a cut drops what was inflated past it
+                out = b""
+                self._cut_at_next_member()
             if out:
                 return out
         return b""
@@ -303,6 +392,9 @@ class Record:
     block: Block
     arc: ArcHeader | None = None
     problem: str | None = None  # what is wrong with its framing, once finished
+    cut: str | None = None  # the file ends inside its block's gzip member (why), once finished
+    bad: str | None = None  # its gzip member fails zlib's checks (why): its bytes are not trusted
+    present: int | None = None  # block bytes there were, when fewer than `length`
     finished: bool = field(default=False, repr=False)
 
     @property
@@ -427,10 +519,16 @@ class Framer:
                 self.finish(self.current)
             m.skip_newlines()
             if m.at_end():
+                broken = m.damage()
+                if broken is not None:
+                    raise broken
                 return
             try:
                 rec = self._header(m, m.start, m.sub)
             except Damage as d:
+                broken = m.damage()
+                if broken is not None:
+                    raise broken from None  # the member broke inside the header: no record
                 # framing damage inside the member: skip to its next record header
                 dropped = d.args[0]
                 skipped = m.skip_to_record_line()
@@ -443,6 +541,10 @@ class Framer:
                 continue
             m.sub += 1
             m.verify(self.verify_bytes)
+            if m.broken is not None and not m.cut:
+                # zlib rejected the member's data (a bad check or code): no byte of it,
+                # this record's included, is to be trusted; the record keeps its row
+                rec.bad = m.broken
             yield rec
 
     def _header(self, src: _Bytes, offset: int, sub: int) -> Record:
@@ -488,9 +590,15 @@ class Framer:
         got = src.skip(left)
         rec.block.remaining = 0
         if got < left:
+            rec.present = rec.length - (left - got)
             rec.problem = (
                 f"the block ends {left - got} byte(s) before its Content-Length: record cut short"
             )
+            if isinstance(src, _Member) and src.broken is not None:
+                if src.cut:
+                    rec.cut = src.broken  # the file ends inside its block: a cut record
+                else:
+                    rec.problem = f"{src.broken}; {rec.problem}"
         elif not self._followed_by_record(src, rec.fmt):
             rec.problem = "the block goes on past its Content-Length (no record header after it)"
         return rec.problem

@@ -165,25 +165,49 @@ def _record_row(
     rec: Record, framer: Framer, file_index: int, path: str, policy: RecordPolicy
 ) -> dict[str, Any]:
     """The record's row, judged after its whole block is read: damage wins over every other
-    reason (a cut record that also says WARC-Truncated is damage first)."""
+    reason (a cut record that also says WARC-Truncated is damage first). A record whose gzip
+    member breaks keeps its row: one the file ends inside is a truncated record with the
+    bytes there were; one whose member fails zlib's checks is corrupt (no byte of it trusted)."""
     row = _base_row(path, rec)
     try:
-        row = _judge(rec, row, policy)
+        row = _judge(rec, row, policy) if rec.bad is None else row
         problem = framer.finish(rec)
     except Damage:
-        raise  # its gzip member broke: the framer reports the stretch, this record with it
+        raise  # its gzip member broke under it: the framer reports the stretch, this record with it
     except TransportError:
         raise  # the network, not the record: the task fails and Spark reruns it
     except Exception as e:  # a malformed record, not the whole file
         framer.finish(rec)
         problem = f"{type(e).__name__}: {' '.join(str(e).split())}"[:300]
-    if problem:
+    if rec.bad is not None:
+        row = _reject(row, "corrupt_record", f"{rec.bad}: no byte of the member is trusted")
+    elif rec.cut is not None and problem is not None and problem == rec.problem:
+        row = _cut(row, rec, policy)
+    elif problem:
         before = row["reject_reason"]
         also = f"; also {before}: {row['reject_detail']}" if before else ""
-        row = _reject(row, "corrupt_record", f"{problem}{also}"[:500])
+        cut = f"; {rec.cut}" if rec.cut is not None else ""
+        row = _reject(row, "corrupt_record", f"{problem}{cut}{also}"[:500])
         row["payload"] = None
     _place(row, file_index, path, rec.offset, rec.sub)
     return row
+
+
+def _cut(row: dict[str, Any], rec: Record, policy: RecordPolicy) -> dict[str, Any]:
+    """A record the file ends inside: a truncated record (read.reject_truncated decides, as
+    for WARC-Truncated), its detail naming the cut and the bytes present. Kept, the bytes
+    present go on to extraction like any truncated page's."""
+    what = f"{rec.cut}: {rec.present:,} of {rec.length:,} block bytes present"
+    before = row["reject_reason"]
+    if before is None and not policy.reject_truncated:
+        return row
+    row["payload"] = None
+    if before is not None and before != "truncated":
+        # decided on its headers (not a response, a 404, an image): that reason stands
+        row["reject_detail"] = f"{row['reject_detail']}; {what}"[:500]
+        return row
+    also = f"; also WARC-Truncated: {row['reject_detail']}" if before == "truncated" else ""
+    return _reject(row, "truncated", f"{what}{also}"[:500])
 
 
 class _Counted:
