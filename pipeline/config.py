@@ -116,7 +116,10 @@ class PiiConf(_Section):
     # FineWeb's last step (datatrove PIIFormatter), on kept text (pipeline/document/text/pii.py).
     enabled: bool = False
     emails: bool = True
-    ips: bool = True  # public ones only: private, loopback, documentation ranges stay
+    ips: bool = True
+    # FineWeb replaces public addresses only: private, loopback, documentation and reserved
+    # ranges stay (they identify no one); false replaces every address
+    public_ips_only: bool = True
     # datatrove's stand-ins: example.com/org are reserved for examples
     email_replacements: list[str] = Field(
         default_factory=lambda: ["email@example.com", "firstname.lastname@example.org"]
@@ -379,6 +382,13 @@ class NearDedupConf(_Section):
     # functions (estimated Jaccard): the primer's final check. 0.8 = NeMo Curator's default.
     verify: bool = True
     threshold: float = Field(0.8, ge=0, le=1)
+    # Which pairs of a bucket are verified: every pair in a bucket of up to `all_pairs`
+    # documents; in a larger one (a template shared by thousands of pages), each member
+    # against the bucket's first document and about `anchors` more drawn by hash, so work
+    # stays n x (anchors + 1) pairs (NeMo Curator checks against 2 anchors). 0: each member
+    # against the bucket's first document only (this pipeline before issue 35).
+    all_pairs: int = Field(50, ge=0)
+    anchors: int = Field(8, ge=1)
     # Connected-components rounds (large-star + small-star) before giving up.
     max_iterations: int = Field(64, ge=1)
     # Up to this many candidate edges, components are solved on the driver (scipy), as

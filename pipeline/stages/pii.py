@@ -21,8 +21,9 @@ def pii_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 
     ipv6s = tuple(c.ipv6_replacements) if c.ips else ()
 
     def format_pii(doc: dict) -> Verdict:
-        doc["text"], doc["pii_emails"], doc["pii_ips"] = redact(doc["text"] or "", emails, ips,
-                                                                ipv6s)  # fmt: skip
+        doc["text"], doc["pii_emails"], doc["pii_ips"] = redact(
+            doc["text"] or "", emails, ips, ipv6s, c.public_ips_only
+        )
         return None  # rewrites, never drops
 
     return DocumentStep(PII_FIELDS, each(format_pii))
