@@ -382,11 +382,12 @@ class NearDedupConf(_Section):
     # functions (estimated Jaccard): the primer's final check. 0.8 = NeMo Curator's default.
     verify: bool = True
     threshold: float = Field(0.8, ge=0, le=1)
-    # Which pairs of a bucket are verified: every pair in a bucket of up to `all_pairs`
-    # documents; in a larger one (a template shared by thousands of pages), each member
-    # against the bucket's first document and about `anchors` more drawn by hash, so work
-    # stays n x (anchors + 1) pairs (NeMo Curator checks against 2 anchors). 0: each member
-    # against the bucket's first document only (this pipeline before issue 35).
+    # Which pairs of a bucket are verified, after each member against the bucket's first:
+    # a member that failed it against every other member of a bucket of up to `all_pairs`
+    # documents; in a larger one (a template shared by thousands of pages), against about
+    # `anchors` members drawn by hash (and a failed anchor against every member), so work
+    # stays ~2 x anchors x n pairs (NeMo Curator checks against 2 anchors). 0: the first
+    # member only (this pipeline before issue 35).
     all_pairs: int = Field(50, ge=0)
     anchors: int = Field(8, ge=1)
     # Connected-components rounds (large-star + small-star) before giving up.

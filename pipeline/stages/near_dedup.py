@@ -2,10 +2,14 @@
 
 1. Signatures: `bands x rows` MinHash values per document and one key per band, computed in
    Python over whole documents (numpy) in the documents pass (signature_step).
-2. Buckets: one row per (band, key, document); every member of a bucket is joined to the
-   bucket's smallest member (star edges), never all pairs of a large bucket.
-3. Verification (on by default): an edge stays where the two signatures agree on at least
-   `threshold` of their values (estimated Jaccard), computed in the JVM.
+2. Buckets: one row per (band, key, document).
+3. Verification (on by default), pairs whose signatures agree on at least `threshold` of their
+   values (estimated Jaccard, computed in the JVM), in two steps (bucket_edges): each member
+   against its bucket's first member; then each member that failed it against the other
+   members of its bucket (all of them up to `all_pairs` members, so a page similar to the
+   third member but not the first still links: A~B, B~C, A!~C), or against ~`anchors`
+   anchors in a larger bucket (bounded work). Without verification, star edges to the first
+   member (every member of a bucket is a duplicate then).
 4. Connected components on the verified edges (pipeline/stages/dedup_components.py: on the driver
    up to `local_max_edges` edges, distributed rounds above); in each, the
    document with the smallest crawl_pos stays, the others are `near_dup:duplicate` with the
@@ -14,6 +18,8 @@ Kept rows carry `dup_cluster` (the kept doc_id) and `dup_cluster_size`.
 """
 
 from __future__ import annotations
+
+from functools import reduce
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -60,6 +66,74 @@ def _agreement(a: str, b: str, n: int):
     return F.aggregate(same, F.lit(0), lambda acc, x: acc + x) / F.lit(n)
 
 
+def _ordered(df: DataFrame, x: str, y: str) -> DataFrame:
+    return df.select(F.greatest(x, y).alias("u"), F.least(x, y).alias("v"))
+
+
+def _verify(pairs: DataFrame, sigs: DataFrame, threshold: float, n_perm: int) -> DataFrame:
+    """The pairs whose signatures agree on at least `threshold` of their values."""
+    su = sigs.select(F.col("crawl_pos").alias("u"), F.col("minhash").alias("su"))
+    sv = sigs.select(F.col("crawl_pos").alias("v"), F.col("minhash").alias("sv"))
+    return (
+        pairs.join(su, "u")
+        .join(sv, "v")
+        .where(_agreement("su", "sv", n_perm) >= threshold)
+        .select("u", "v")
+    )
+
+
+def bucket_edges(sigs: DataFrame, c, n_perm: int) -> tuple[DataFrame, DataFrame]:
+    """(verified edges, the pairs that were checked), u > v, from the LSH buckets.
+
+    1. Each member of a bucket against the bucket's first member (its smallest crawl_pos).
+    2. Each member that failed its first member, against the other members of its bucket:
+       all of them in a bucket of up to `all_pairs` members (a pair of two members that
+       both passed is joined through the first member already: so the clusters are those of
+       every pair verified); in a larger bucket, against its anchors (about `anchors` members
+       picked by a hash of crawl_pos, the same documents in every band), and each anchor that
+       failed against every member, so work stays ~2 x anchors x n pairs, never n^2/2.
+    Without verification (or all_pairs 0): step 1 only. No window and no list of a bucket's
+    members is built: a bucket of a million pages streams through joins on narrow rows."""
+    buckets = sigs.select("crawl_pos", F.posexplode("bands").alias("band", "key"))
+    stats = (
+        buckets.groupBy("band", "key")
+        .agg(F.min("crawl_pos").alias("root"), F.count("*").alias("n"))
+        .where(F.col("n") > 1)
+    )
+    members = buckets.join(stats, ["band", "key"]).where(F.col("crawl_pos") != F.col("root"))
+    star = members.select(F.col("crawl_pos").alias("u"), F.col("root").alias("v")).distinct()
+    if not c.verify:
+        return star, star
+    first = _verify(star, sigs, c.threshold, n_perm)
+    if c.all_pairs <= 0:
+        return first, star
+    # members that failed their bucket's first member, per bucket
+    failed = members.join(
+        first.select(F.col("u").alias("crawl_pos"), F.col("v").alias("root")),
+        ["crawl_pos", "root"], "left_anti",
+    )  # fmt: skip
+    small = F.col("n") <= c.all_pairs
+    others = members.where(small).select("band", "key", F.col("crawl_pos").alias("o"))
+    pairs_small = failed.where(small).join(others, ["band", "key"])
+    h = F.pmod(F.xxhash64("crawl_pos"), F.lit(1 << 31))
+    picked = h < F.lit(float(1 << 31)) * F.lit(c.anchors) / F.col("n")
+    anchors = members.where(~small & picked).select("band", "key", F.col("crawl_pos").alias("o"))
+    pairs_large = failed.where(~small).join(anchors, ["band", "key"])
+    failed_anchors = failed.where(~small & picked).select("band", "key", "crawl_pos")
+    pairs_anchor = failed_anchors.join(
+        members.where(~small).select("band", "key", F.col("crawl_pos").alias("o")),
+        ["band", "key"],
+    )
+    second = (
+        reduce(DataFrame.unionByName, [_ordered(p.where(F.col("crawl_pos") != F.col("o")),
+                                                "crawl_pos", "o")
+                                       for p in (pairs_small, pairs_large, pairs_anchor)])
+        .distinct()
+    )  # fmt: skip
+    edges = first.unionByName(_verify(second, sigs, c.threshold, n_perm))
+    return edges, star.unionByName(second)
+
+
 def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     """The corpus half, on `minhash` and `bands` (computed here if `docs` lacks them)."""
     c = cfg.near_dedup
@@ -67,27 +141,7 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     if "minhash" not in docs.columns:
         docs = cut_lineage(transform(docs, "near_dup", signature_step(spark, cfg)))
     sigs = docs.select("crawl_pos", "minhash", "bands")
-    buckets = sigs.select("crawl_pos", F.posexplode("bands").alias("band", "key"))
-    roots = (
-        buckets.groupBy("band", "key")
-        .agg(F.min("crawl_pos").alias("root"), F.count("*").alias("n"))
-        .where(F.col("n") > 1)
-    )
-    edges = (
-        buckets.join(roots, ["band", "key"])
-        .where(F.col("crawl_pos") != F.col("root"))
-        .select(F.col("crawl_pos").alias("u"), F.col("root").alias("v"))
-        .distinct()
-    )
-    if c.verify:
-        su = sigs.select(F.col("crawl_pos").alias("u"), F.col("minhash").alias("su"))
-        sv = sigs.select(F.col("crawl_pos").alias("v"), F.col("minhash").alias("sv"))
-        edges = (
-            edges.join(su, "u")
-            .join(sv, "v")
-            .where(_agreement("su", "sv", hasher.num_perm) >= c.threshold)
-            .select("u", "v")
-        )
+    edges, _ = bucket_edges(sigs, c, hasher.num_perm)
     comps = connected_components(edges, c.max_iterations, c.local_max_edges)
     # Verdicts from narrow columns: per node on an edge, its cluster's root (the smallest
     # crawl_pos), the root's id and the cluster's size (an aggregation); every join below has
@@ -117,8 +171,14 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
         F.col("component").isNotNull() & (F.col("crawl_pos") != F.col("component")),
         "near_dup",
         "duplicate",
-        F.format_string("kept %s, estimated Jaccard %.3f", F.col("dup_cluster"), F.col("_jaccard")),
-    )
+        F.concat(
+            F.format_string("kept %s, estimated Jaccard %.3f", F.col("dup_cluster"),
+                            F.col("_jaccard")),
+            # below the threshold to the kept page: linked to it through other near duplicates
+            F.when(F.col("_jaccard") < F.lit(c.threshold) if c.verify else F.lit(False),
+                   F.lit(" (through a chain of near duplicates)")).otherwise(F.lit("")),
+        ),
+    )  # fmt: skip
     return out.drop("node", "component", "_root_id", "_size", "_jaccard")
 
 
