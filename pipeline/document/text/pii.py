@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import cache
 
 from tld import get_tld
+from tld.utils import get_tld_names
 
 _EMAIL = re.compile(
     # datatrove's, with an ASCII left edge for \b: text in Chinese runs into addresses
@@ -68,6 +70,14 @@ _NOT_AN_ADDRESS_BEFORE = re.compile(
     r"\s*[:#]?\s*\(?$"
 )
 _GLOBAL_UNICAST = ipaddress.ip_network("2000::/3")
+
+
+@cache
+def _suffix_list() -> None:
+    """Load the Public Suffix List once, loudly: `get_tld(fail_silently=True)` would also
+    swallow a missing list, and every address would then stay (an environment failure
+    turned into per-document verdicts)."""
+    get_tld_names(fail_silently=False)
 
 
 def _known_tld(domain: str) -> bool:
@@ -137,6 +147,7 @@ def redact(
     (IPv6 addresses take `ipv6s`, else `ips`)."""
     n_email = n_ip = 0
     if emails and "@" in text:
+        _suffix_list()
         source = text
 
         def email(m: re.Match) -> str:
