@@ -172,8 +172,6 @@ def _record_row(
     try:
         row = _judge(rec, row, policy) if rec.bad is None else row
         problem = framer.finish(rec)
-    except Damage:
-        raise  # its gzip member broke under it: the framer reports the stretch, this record with it
     except TransportError:
         raise  # the network, not the record: the task fails and Spark reruns it
     except Exception as e:  # a malformed record, not the whole file
@@ -305,10 +303,9 @@ def iter_warc_rows(
                         broken = item
                         break
                     continue
-                try:
-                    row = _record_row(item, framer, file_index, path, policy)
-                except Damage:
-                    continue  # its member broke under it: the framer yields that damage next
+                # a member that breaks under its record ends there (the record keeps its row);
+                # the framer yields that damage next
+                row = _record_row(item, framer, file_index, path, policy)
                 if pending is not None:
                     pending.upto = row["warc_offset"]
                     yield pending.row(file_index, path, False)
