@@ -27,37 +27,34 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from extract_bench import prf  # noqa: E402  (bench/: the same measure as extract_bench)
+from extract_candidates import pages as candidate_pages  # noqa: E402
 
 from pipeline.config import ExtractConf, ReadConf  # noqa: E402
 from pipeline.document.extract import process_record  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "extraction"
+# one extractor each (strategy single); the strategies: bench/extract_strategy_bench.py
 SETTINGS = {
     "FineWeb: favor_precision, no comments": ExtractConf(
-        favor_precision=True, include_comments=False
+        strategy="single", favor_precision=True, include_comments=False
     ),
-    "trafilatura defaults (ours)": ExtractConf(favor_precision=False, include_comments=True),
-    "defaults, no comments": ExtractConf(favor_precision=False, include_comments=False),
-    "favor_recall": ExtractConf(favor_precision=False, favor_recall=True, include_comments=True),
-    "resiliparse": ExtractConf(backend="resiliparse", include_comments=False),
+    "trafilatura defaults (ours)": ExtractConf(
+        strategy="single", favor_precision=False, include_comments=True
+    ),
+    "defaults, no comments": ExtractConf(
+        strategy="single", favor_precision=False, include_comments=False
+    ),
+    "favor_recall": ExtractConf(
+        strategy="single", favor_precision=False, favor_recall=True, include_comments=True
+    ),
+    "resiliparse": ExtractConf(strategy="single", backend="resiliparse", include_comments=False),
 }
 
 
 def pages(limit: int | None) -> list[dict]:
-    out = []
-    for gt in sorted((DATA / "wcxb_dev" / "ground-truth").glob("*.json")):
-        d = json.loads(gt.read_text())
-        html = DATA / "wcxb_dev" / "html" / f"{gt.stem}.html.gz"
-        if html.exists() and "main_content" in d["ground_truth"]:  # 2 pages have none
-            out.append({"id": f"wcxb/{gt.stem}", "html": str(html), "url": d.get("url", ""),
-                        "type": d.get("_internal", {}).get("page_type", {}).get("primary", "?"),
-                        "truth": d["ground_truth"]["main_content"] or ""})  # fmt: skip
-    aeb = json.loads((DATA / "scrapinghub_aeb" / "ground-truth.json").read_text())
-    for sha, item in sorted(aeb.items()):
-        out.append({"id": f"aeb/{sha[:12]}", "html": str(DATA / "scrapinghub_aeb" / "html" /
-                    f"{sha}.html"), "url": item["url"], "type": "news (scrapinghub)",
-                    "truth": item["articleBody"]})  # fmt: skip
-    return out[:limit] if limit else out
+    out = candidate_pages(limit)
+    for p in out:
+        p["type"] = "news (scrapinghub)" if p["type"] == "aeb" else p["type"]
+    return out
 
 
 def score(page: dict) -> dict:

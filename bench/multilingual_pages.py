@@ -94,7 +94,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     templates = wcxb_pages()
     pages: list[tuple[str, bytes]] = []
-    ex = ExtractConf(favor_precision=True, include_comments=False)
+    ex = ExtractConf(strategy="single", favor_precision=True, include_comments=False)
     docs = cc_documents()
     if args.other_copies > 1:
         from pipeline.document.langid import load_fasttext, predict_languages

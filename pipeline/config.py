@@ -155,14 +155,18 @@ class RegexFilterConf(_Section):
 
 
 class ExtractConf(_Section):
-    # trafilatura (the default) or resiliparse (DCLM's; ~10x less CPU, more boilerplate kept).
+    # fast | balanced | best: several extractors per page and a learned choice among their
+    # outputs (pipeline/document/extract_strategy.py, docs/extraction.md); single: `backend`.
+    strategy: Literal["single", "fast", "balanced", "best"] = "balanced"
+    # strategy single: trafilatura or resiliparse (DCLM's; ~10x less CPU, more boilerplate).
     backend: Literal["trafilatura", "resiliparse"] = "trafilatura"
     # Per-document bound in CPU seconds (pathological HTML can take seconds; CPU time, so a
     # busy machine does not turn pages into timeouts), and a wall-clock backstop.
     timeout_s: float = Field(5.0, gt=0)
     wall_timeout_s: float = Field(60.0, gt=0)
-    # trafilatura.extract settings: its own defaults, chosen per page type on the WCXB dev
-    # split (FineWeb's favour_precision lost whole pages; conf/fineweb.yaml keeps it).
+    # trafilatura.extract settings of strategy single: its own defaults, chosen per page type
+    # on the WCXB dev split (FineWeb's favour_precision lost whole pages; conf/fineweb.yaml
+    # keeps it). The strategies run trafilatura with these defaults.
     favor_precision: bool = False
     favor_recall: bool = False
     include_comments: bool = True

@@ -1,4 +1,4 @@
-"""Decoding + trafilatura on single records, no Spark."""
+"""Decoding + extraction on single records, no Spark."""
 
 import gzip
 from pathlib import Path
@@ -45,7 +45,7 @@ def test_gzip_payload_decoded_before_extraction():
 
 
 def test_navigation_only_page_is_extract_empty_with_fineweb_settings():
-    fineweb = ExtractConf(favor_precision=True, include_comments=False)
+    fineweb = ExtractConf(strategy="single", favor_precision=True, include_comments=False)
     out = process_record(candidate(page("", "Menu").encode()), fineweb, _read(10**7))
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_empty")
     # trafilatura's defaults fall back to the page's text: the rules drop it (too short)
@@ -54,7 +54,7 @@ def test_navigation_only_page_is_extract_empty_with_fineweb_settings():
 
 
 def test_timeout_goes_to_ledger():
-    slow = ExtractConf(timeout_s=0.0005)
+    slow = ExtractConf(strategy="single", timeout_s=0.0005)
     big = page(ARTICLE_RIVER * 200, "Rivers").encode()
     out = process_record(candidate(big), slow, _read(10**8))
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_timeout")
@@ -118,7 +118,7 @@ def test_byte_identical_payloads_are_extracted_once(monkeypatch):
 
 
 def test_resiliparse_backend_extracts_the_main_text():
-    conf = ExtractConf(backend="resiliparse")
+    conf = ExtractConf(strategy="single", backend="resiliparse")
     out = process_record(candidate(page(ARTICLE_RIVER, "Rivers").encode()), conf, _read(10**7))
     assert out["reject_reason"] is None and "herons wait for fish" in out["text"]
     assert "Privacy policy" not in out["text"]  # the navigation is not main content

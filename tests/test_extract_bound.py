@@ -23,7 +23,9 @@ def _row(html: bytes) -> dict:
 
 
 def _outcome(html: bytes, timeout_s: float) -> tuple:
-    out = process_record(_row(html), ExtractConf(timeout_s=timeout_s), ReadConf())
+    out = process_record(
+        _row(html), ExtractConf(strategy="single", timeout_s=timeout_s), ReadConf()
+    )
     return out["reject_reason"], out["text"]
 
 
@@ -68,16 +70,20 @@ def test_a_swallowed_timeout_is_still_a_timeout(monkeypatch):
         return " ".join(parts)
 
     monkeypatch.setitem(extract.BACKENDS, "trafilatura", swallowing)
-    out = process_record(_row(b"<html><p>x</p></html>"), ExtractConf(timeout_s=0.02), ReadConf())
+    out = process_record(
+        _row(b"<html><p>x</p></html>"), ExtractConf(strategy="single", timeout_s=0.02), ReadConf()
+    )
     assert (out["reject_reason"], out["text"]) == ("extract_timeout", None)
     assert "CPU" in out["reject_detail"]
-    out = process_record(_row(b"<html><p>x</p></html>"), ExtractConf(timeout_s=5), ReadConf())
+    out = process_record(
+        _row(b"<html><p>x</p></html>"), ExtractConf(strategy="single", timeout_s=5), ReadConf()
+    )
     assert out["reject_reason"] is None and out["text"].startswith("0 1 2")
 
 
 def test_the_wall_backstop_catches_a_page_off_the_cpu(monkeypatch):
     monkeypatch.setitem(extract.BACKENDS, "trafilatura", lambda html, url, s: time.sleep(5))
-    conf = ExtractConf(timeout_s=5, wall_timeout_s=0.05)
+    conf = ExtractConf(strategy="single", timeout_s=5, wall_timeout_s=0.05)
     t0 = time.monotonic()
     out = process_record(_row(b"<html><p>x</p></html>"), conf, ReadConf())
     assert out["reject_reason"] == "extract_timeout" and "0.05 s" in out["reject_detail"]

@@ -1,4 +1,8 @@
-"""Main-text extraction (trafilatura, or resiliparse), bounded in CPU time per document.
+"""Main-text extraction, bounded in CPU time per document.
+
+`extract.strategy` single runs one backend (trafilatura or resiliparse); fast, balanced and
+best run several extractors and keep the output a trained chooser predicts best
+(pipeline.document.extract_strategy), all under one bound per page.
 
 The bound: a CPU-time timer (ITIMER_PROF: this process's user + system time, so a busy machine
 or a noisy neighbour does not turn pages into timeouts) and a wall-clock backstop (ITIMER_REAL,
@@ -115,6 +119,9 @@ def _resiliparse(html: str, url: str, s: ExtractConf) -> str | None:  # noqa: AR
     # DCLM's extractor: resiliparse's main-content heuristics, block formatting kept
     from resiliparse.extract.html2text import extract_plain_text
 
+    from pipeline.document.extractors import check_nesting
+
+    check_nesting(html)
     return extract_plain_text(
         html,
         preserve_formatting=True,
@@ -137,10 +144,44 @@ def backend_version(name: str) -> str:
     return f"{name} {metadata.version(name)}"
 
 
-def extract_text(html: str, url: str, s: ExtractConf) -> str | None:
-    """Main text of a page, or None when the extractor finds none. Raises ExtractTimeout."""
-    with time_bound(s.timeout_s, s.wall_timeout_s):
-        return BACKENDS[s.backend](html, url, s)
+def extractor_provenance(s: ExtractConf) -> str:
+    """What extracts a run's pages, for its manifest: the backend and its version, or the
+    strategy, its libraries' versions and the chooser file's digest."""
+    if s.strategy == "single":
+        return backend_version(s.backend)
+    from pipeline.document.extract_strategy import CHOOSER_PATH, STRATEGIES
+
+    packages = {"readability": "readability-lxml"}
+    names = sorted({packages.get(n, n.split("_")[0]) for n in STRATEGIES[s.strategy]})
+    digest = hashlib.sha256(CHOOSER_PATH.read_bytes()).hexdigest()[:12]
+    return (f"{s.strategy}: " + ", ".join(backend_version(n) for n in names)
+            + f"; chooser {CHOOSER_PATH.name} {digest}")  # fmt: skip
+
+
+class ExtractFailed(Exception):
+    """Every extractor of a strategy failed on the page (none timed out): the reasons."""
+
+
+def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
+    """(main text of a page or None when no extractor finds any, the extractor it came from).
+
+    Raises ExtractTimeout when the bound ran out before any text was found, ExtractFailed
+    when every extractor of a strategy raised."""
+    if s.strategy == "single":
+        with time_bound(s.timeout_s, s.wall_timeout_s):
+            return BACKENDS[s.backend](html, url, s), s.backend
+    from pipeline.document.extract_strategy import run_strategy
+
+    out = run_strategy(html, url, s.strategy, time_bound, s.timeout_s, s.wall_timeout_s)
+    failed = "; ".join(f"{n}: {why}" for n, why in out.failures.items())
+    if out.text is None:
+        if out.timed_out:
+            raise ExtractTimeout("cpu" if _Bound.fired != "wall" else "wall")
+        if out.failures and not out.ran:
+            raise ExtractFailed(failed)
+        return None, s.strategy
+    label = f"{s.strategy}/{out.chosen}"
+    return out.text, label + (f" ({failed})" if failed else "")
 
 
 # A check of the decoded page before extraction: (stage, reason, detail, fields to set on the
@@ -160,6 +201,7 @@ def process_record(
     """
     out = {k: v for k, v in row.items() if k not in _DROPPED}
     out.setdefault("charset", None)
+    out.setdefault("extractor", None)
     out.setdefault("text", None)
     if row.get("reject_reason") is not None:
         return out
@@ -167,7 +209,7 @@ def process_record(
     out["charset"] = charset
     if rejected:
         return _reject(out, *rejected)
-    out["text"] = text
+    out["text"], out["extractor"] = text
     return out
 
 
@@ -200,7 +242,7 @@ def _outcome(row: dict, s: ExtractConf, read: ReadConf, scope: str, screen: Scre
 
 
 def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Screen | None) -> tuple:
-    """(charset, text, None) or (charset, None, (stage, reason, detail))."""
+    """(charset, (text, extractor), None) or (charset, None, (stage, reason, detail))."""
     from pipeline.document.warc.decode import DecodeError, decode_body, to_unicode
 
     try:
@@ -226,7 +268,9 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Scree
         if dropped:
             return charset, None, dropped
     try:
-        text = extract_text(html, row.get("url") or "", s)
+        text, extractor = extract_text(html, row.get("url") or "", s)
+    except ExtractFailed as e:
+        return charset, None, ("extract", "extract_error", f"every extractor failed: {e}"[:500])
     except ExtractTimeout as e:
         bound = f"> {s.timeout_s:g} s CPU" if e.clock == "cpu" else f"> {s.wall_timeout_s:g} s"
         return charset, None, ("extract", "extract_timeout", bound)
@@ -238,7 +282,7 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Scree
         return charset, None, ("extract", "extract_error", f"{type(e).__name__}: {e}"[:500])
     if not text or not text.strip():
         return charset, None, ("extract", "extract_empty", "")
-    return charset, text, None
+    return charset, (text, extractor), None
 
 
 _DROPPED = ("payload", "transfer_encoding", "content_encoding")

@@ -47,6 +47,9 @@ def cheap_view(html: str, view: str = "main", chars: int = 10000) -> str:
     the main content (`main`) or of everything visible (`page`), its first `chars`."""
     from resiliparse.extract.html2text import extract_plain_text
 
+    from pipeline.document.extractors import check_nesting
+
+    check_nesting(html)  # too deep: the view fails and decides nothing (the page is extracted)
     text = extract_plain_text(html, main_content=view == "main", alt_texts=False, links=False,
                               form_fields=False, noscript=False)  # fmt: skip
     return text[:chars]

@@ -76,6 +76,7 @@ def output_frame(rows: DataFrame, cfg: Config) -> DataFrame:
             "http_status",
             "content_type",
             "charset",
+            "extractor",
             *[f"{name}_stats" for name in cfg.rules.rule_sets],
             *[c for c in STAGE_METADATA if c in rows.columns],
         ).alias("metadata"),

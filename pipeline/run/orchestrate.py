@@ -30,7 +30,7 @@ from importlib import metadata
 from pyspark.sql import SparkSession
 
 from pipeline.config import Config
-from pipeline.document.extract import backend_version
+from pipeline.document.extract import extractor_provenance
 from pipeline.engine import driver_preload
 from pipeline.engine.models import digest
 from pipeline.engine.storage import default_fs_is_local, resolve
@@ -263,7 +263,7 @@ def _run_stages(
         "config": cfg.model_dump(mode="json"),
         "config_hash": cfg.section_hash(),
         "versions": package_versions(),
-        "extractor": backend_version(cfg.extract.backend),
+        "extractor": extractor_provenance(cfg.extract),
         "spark": {
             "master": spark.sparkContext.master,
             "version": spark.version,

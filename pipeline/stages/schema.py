@@ -45,6 +45,8 @@ DOC_SCHEMA = pa.schema(
     _RECORD_META
     + [
         pa.field("charset", pa.string()),
+        # where the text came from: "balanced/trafilatura" (strategy/extractor), or the backend
+        pa.field("extractor", pa.string()),
         pa.field("text", pa.string()),
     ]
     + REJECT_FIELDS
