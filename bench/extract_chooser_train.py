@@ -116,9 +116,11 @@ def train_gate(dev, strategy, ys, full_f1, groups, types, traf) -> tuple[dict, d
     has = cheap >= 0
     best_cheap = np.where(has, cv[np.arange(len(dev)), np.maximum(cheap, 0)], -np.inf)
     rest = cv[:, first:].max(axis=1)
+    # never on pages with product markup, where only trafilatura's defaults do well
+    hint = np.array([product_hint(r["page"]) for r in dev])
     trials = {}
     for g in GATE_MARGINS:
-        skip = has & (best_cheap > rest + g)
+        skip = has & ~hint & (best_cheap > rest + g)
         got = np.where(skip, ys[np.arange(len(dev)), np.maximum(cheap, 0)], full_f1)
         ok = all(got[types == t].mean() > traf[types == t].mean() for t in set(types))
         trials[g] = (float(got.mean()), float(skip.mean()), ok, skip)

@@ -38,7 +38,11 @@ from extract_candidates import html_of, pages  # noqa: E402
 from extract_chooser_train import CV_CHOICES  # noqa: E402
 
 from pipeline.config import ExtractConf  # noqa: E402
-from pipeline.document.extract import extract_text  # noqa: E402
+from pipeline.document.extract import (  # noqa: E402
+    ExtractFailed,
+    ExtractTimeout,
+    extract_text,
+)
 
 SETTINGS = {
     "trafilatura": ExtractConf(strategy="single", backend="trafilatura"),
@@ -61,7 +65,7 @@ def run(args: tuple[int, dict]) -> dict:
         c0, w0 = time.process_time(), time.perf_counter()
         try:
             text, used = extract_text(html, page["url"], SETTINGS[name])
-        except Exception as e:  # noqa: BLE001  a timeout or failure is an empty text here
+        except (ExtractTimeout, ExtractFailed) as e:  # the page's verdict: no text
             text, used = None, f"failed: {type(e).__name__}"
         cpu, wall = (time.process_time() - c0) * 1000, (time.perf_counter() - w0) * 1000
         out["s"][name] = {"f1": prf(text or "", page["truth"])[2], "cpu": cpu, "wall": wall,

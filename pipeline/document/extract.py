@@ -149,17 +149,22 @@ def extractor_provenance(s: ExtractConf) -> str:
     strategy, its libraries' versions and the chooser file's digest."""
     if s.strategy == "single":
         return backend_version(s.backend)
-    from pipeline.document.extract_strategy import CHOOSER_PATH, STRATEGIES
+    from pipeline.document.extract_strategy import CHOOSER_PATH, STRATEGIES, chooser_bytes
 
     packages = {"readability": "readability-lxml"}
     names = sorted({packages.get(n, n.split("_")[0]) for n in STRATEGIES[s.strategy]})
-    digest = hashlib.sha256(CHOOSER_PATH.read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256(chooser_bytes()).hexdigest()[:12]
     return (f"{s.strategy}: " + ", ".join(backend_version(n) for n in names)
             + f"; chooser {CHOOSER_PATH.name} {digest}")  # fmt: skip
 
 
 class ExtractFailed(Exception):
     """Every extractor of a strategy failed on the page (none timed out): the reasons."""
+
+
+class StrategyDefect(RuntimeError):
+    """The strategy's own code (features, chooser) raised: a defect, not a verdict on the
+    page, so the task fails (extractors' failures are caught per extractor)."""
 
 
 def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
@@ -172,7 +177,12 @@ def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
             return BACKENDS[s.backend](html, url, s), s.backend
     from pipeline.document.extract_strategy import run_strategy
 
-    out = run_strategy(html, url, s.strategy, time_bound, s.timeout_s, s.wall_timeout_s)
+    try:
+        out = run_strategy(html, url, s.strategy, time_bound, s.timeout_s, s.wall_timeout_s)
+    except (ExtractTimeout, MemoryError, OSError):
+        raise
+    except Exception as e:
+        raise StrategyDefect(f"extract.strategy {s.strategy}: {type(e).__name__}: {e}") from e
     failed = "; ".join(f"{n}: {why}" for n, why in out.failures.items())
     if out.text is None:
         if out.timed_out:
@@ -276,6 +286,8 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Scree
         return charset, None, ("extract", "extract_timeout", bound)
     except RecursionError:
         return charset, None, ("extract", "extract_error", "document nested too deeply")
+    except StrategyDefect:
+        raise
     except ENVIRONMENT:
         raise
     except Exception as e:  # trafilatura/lxml on hostile input: ledger, never a crash

@@ -61,11 +61,18 @@ def page_part(html: str, url: str) -> dict[str, float]:
     return page_features(html, url)
 
 
-def features(page: dict[str, float], texts: dict[str, str | None]) -> dict[str, float]:
-    """The chooser's input: page features, each output's features, pairwise agreement."""
+def features(
+    page: dict[str, float], texts: dict[str, str | None], seen: dict[str, Words] | None = None
+) -> dict[str, float]:
+    """The chooser's input: page features, each output's features, pairwise agreement.
+    `seen`: outputs' words already found (the gate's), found once."""
     f = dict(page)
     names = list(texts)
-    words = {n: Words(texts[n]) for n in names}
+    seen = {} if seen is None else seen
+    for n in names:
+        if n not in seen:
+            seen[n] = Words(texts[n])
+    words = seen
     for n in names:
         f.update(text_features(words[n], n, words.get(VISIBLE)))
     for i, a in enumerate(names):
@@ -114,11 +121,15 @@ _choosers: dict[str, Chooser] = {}
 LOADS: dict[str, int] = {}  # loads of each strategy's models in this process (tests read it)
 
 
+def chooser_bytes() -> bytes:
+    """The shipped file, also from a zip (spark-submit --py-files)."""
+    return resources.files("pipeline.document").joinpath(CHOOSER_PATH.name).read_bytes()
+
+
 def chooser(strategy: str) -> Chooser:
     """Loaded once per worker process (the file holds ~2 MB of trees)."""
     if strategy not in _choosers:
-        with resources.files("pipeline.document").joinpath(CHOOSER_PATH.name).open() as f:
-            spec = json.load(f)["strategies"][strategy]
+        spec = json.loads(chooser_bytes())["strategies"][strategy]
         if spec["extractors"] != STRATEGIES[strategy]:
             raise RuntimeError(
                 f"{CHOOSER_PATH.name}: strategy {strategy} was trained on {spec['extractors']}, "
@@ -212,19 +223,22 @@ def run_strategy(
     _run_extractors(html, url, names[:first], texts, out, bound, clock)
     model = chooser(strategy)
     page = page_part(html, url)
-    if first < len(names) and model.gate is not None:
-        ran = [texts[n] for n in names[:first]]
-        if any(t and t.strip() for t in ran):
-            preds = model.gate.predict(features(page, {n: texts[n] for n in names[:first]}))
-            best = pick(preds[:first], ran)
-            if preds[best] > max(preds[first:]) + model.gate_margin:
-                out.text, out.chosen = ran[best], names[best]
-                return out  # the rest would not do better: never run
-        _run_extractors(html, url, names[first:], texts, out, bound, clock)
+    seen: dict[str, Words] = {}
+    # never on pages with product markup: there only trafilatura's defaults do well
+    ran = [texts[n] for n in names[:first]]
+    gated = first < len(names) and model.gate is not None and not product_hint(page)
+    if gated and any(t and t.strip() for t in ran):
+        cheap = {n: texts[n] for n in names[:first]}
+        preds = model.gate.predict(features(page, cheap, seen))
+        best = pick(preds[:first], ran)
+        if preds[best] > max(preds[first:]) + model.gate_margin:
+            out.text, out.chosen = ran[best], names[best]
+            return out  # the rest would not do better: never run
+    _run_extractors(html, url, names[first:], texts, out, bound, clock)
     ordered = [texts[n] for n in names]
     if not any(t and t.strip() for t in ordered):
         return out
-    preds = model.adjusted(model.full.predict(features(page, texts)), page)
+    preds = model.adjusted(model.full.predict(features(page, texts, seen)), page)
     i = pick(preds, ordered)
     out.text, out.chosen = ordered[i], names[i]
     return out

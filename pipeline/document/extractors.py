@@ -55,7 +55,9 @@ class TooDeep(RecursionError):
 
 
 def check_nesting(html) -> None:
-    if not isinstance(html, str) or len(_OPEN.findall(html)) <= MAX_DEPTH:
+    if not isinstance(html, str) or html.count("<") <= MAX_DEPTH:
+        return
+    if len(_OPEN.findall(html)) <= MAX_DEPTH:
         return
     depth = max(accumulate(-1 if close else 1 for close in _TAG.findall(html)))
     if depth > MAX_DEPTH:
