@@ -9,6 +9,10 @@ extractor the text (or null), the CPU ms and the error if any. bench/extract_cho
 and bench/extract_strategy_bench.py read it.
 
     python bench/extract_candidates.py [--limit N] [--workers 2]
+    python bench/extract_candidates.py --summary   # the table, from the cache
+
+The summary (bench/results/extract_candidates.json): per extractor, mean bag-of-words F1 on
+WCXB dev and per page type, on AEB, CPU ms mean, wall ms median and p99.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import gzip
 import json
 import sys
 import time
+from importlib.util import find_spec
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -74,9 +79,11 @@ def _html_text(html: str, url: str) -> str | None:  # noqa: ARG001
     return html_text.extract_text(html)
 
 
-# the pipeline's extractors and others from the registries, measured for the record
-CANDIDATES = {**EXTRACTORS, "boilerpy3": _boilerpy3, "inscriptis": _inscriptis,
-              "goose3": _goose3, "html_text": _html_text}  # fmt: skip
+# the pipeline's extractors and others from the registries, measured for the record where
+# installed (not project dependencies: pip install boilerpy3 inscriptis goose3 html-text)
+EXTRA = {"boilerpy3": _boilerpy3, "inscriptis": _inscriptis, "goose3": _goose3,
+         "html_text": _html_text}  # fmt: skip
+CANDIDATES = {**EXTRACTORS, **{n: f for n, f in EXTRA.items() if find_spec(n) is not None}}
 
 
 def html_of(page: dict) -> str:
@@ -117,11 +124,47 @@ def run(page: dict) -> dict:
     return out
 
 
+def summary() -> None:
+    import statistics
+    from collections import defaultdict
+
+    from extract_bench import prf
+
+    rows = [json.loads(line) for line in gzip.open(OUT, "rt")]
+    table = {}
+    for name in CANDIDATES:
+        f1: dict = defaultdict(list)
+        for r in rows:
+            f = prf(r[name]["text"] or "", r["truth"])[2]
+            f1[r["type"]].append(f)
+            if r["type"] != "aeb":
+                f1["WCXB dev"].append(f)
+        wall = sorted(r[name]["wall_ms"] for r in rows)
+        table[name] = {
+            "f1": {t: round(statistics.mean(v), 4) for t, v in sorted(f1.items())},
+            "cpu_ms_mean": round(statistics.mean(r[name]["ms"] for r in rows), 2),
+            "wall_ms_median": round(statistics.median(wall), 2),
+            "wall_ms_p99": round(wall[int(0.99 * (len(wall) - 1))], 1),
+            "errors": sum(1 for r in rows if r[name]["error"]),
+        }
+        t = table[name]
+        print(f"{name:24s} dev {t['f1']['WCXB dev']:.3f} aeb {t['f1']['aeb']:.3f} "
+              f"cpu {t['cpu_ms_mean']:6.1f} wall p50 {t['wall_ms_median']:6.1f} "
+              f"p99 {t['wall_ms_p99']:6.0f}")  # fmt: skip
+    out = ROOT / "bench" / "results" / "extract_candidates.json"
+    out.write_text(json.dumps({"pages": len(rows), "extractors": table}, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--summary", action="store_true")
     args = ap.parse_args()
+    if args.summary:
+        summary()
+        return
     todo = pages(args.limit)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
