@@ -190,3 +190,12 @@ def test_a_defect_in_the_chooser_fails_the_task_not_the_page(monkeypatch):
     monkeypatch.setattr(extract_strategy, "page_part", broken)
     with pytest.raises(extract.StrategyDefect, match="KeyError"):
         _run(PAGES["article"], ExtractConf(strategy="balanced"))
+
+
+def test_a_missing_library_fails_the_task_not_the_page(monkeypatch):
+    def missing(html, url):
+        raise ModuleNotFoundError("No module named 'readability'")
+
+    monkeypatch.setitem(EXTRACTORS, "readability", missing)
+    with pytest.raises(ModuleNotFoundError):
+        _run(PRODUCT, ExtractConf(strategy="best"))

@@ -179,7 +179,7 @@ def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
 
     try:
         out = run_strategy(html, url, s.strategy, time_bound, s.timeout_s, s.wall_timeout_s)
-    except (ExtractTimeout, MemoryError, OSError):
+    except (ExtractTimeout, *ENVIRONMENT, OSError):
         raise
     except Exception as e:
         raise StrategyDefect(f"extract.strategy {s.strategy}: {type(e).__name__}: {e}") from e

@@ -28,6 +28,7 @@ from pipeline.document.extract_features import (
     text_features,
 )
 from pipeline.document.extractors import EXTRACTORS, check_nesting
+from pipeline.document.verdict import ENVIRONMENT
 
 STRATEGIES: dict[str, list[str]] = {
     # two of resiliparse's views from one parse (a third, without comments, added 0.002)
@@ -200,8 +201,8 @@ def _run_extractors(
         except RecursionError as e:
             out.failures[name] = f"document nested too deeply{f' ({e})' if str(e) else ''}"[:200]
             texts[name] = None
-        except (MemoryError, OSError):
-            raise  # the machine, not the page
+        except (*ENVIRONMENT, OSError):
+            raise  # the machine or the installation (a missing library), not the page
         except Exception as e:  # noqa: BLE001  one extractor's failure leaves the others
             out.failures[name] = f"{type(e).__name__}: {e}"[:200]
             texts[name] = None
