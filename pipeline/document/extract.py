@@ -117,22 +117,9 @@ def _trafilatura(html: str, url: str, s: ExtractConf) -> str | None:
 
 def _resiliparse(html: str, url: str, s: ExtractConf) -> str | None:  # noqa: ARG001
     # DCLM's extractor: resiliparse's main-content heuristics, block formatting kept
-    from resiliparse.extract.html2text import extract_plain_text
+    from pipeline.document.extractors import resiliparse_text
 
-    from pipeline.document.extractors import check_nesting
-
-    check_nesting(html)
-    return extract_plain_text(
-        html,
-        preserve_formatting=True,
-        main_content=True,
-        list_bullets=True,
-        alt_texts=False,
-        links=False,
-        form_fields=False,
-        noscript=False,
-        comments=s.include_comments,
-    )
+    return resiliparse_text(html, main=True, comments=s.include_comments)
 
 
 BACKENDS = {"trafilatura": _trafilatura, "resiliparse": _resiliparse}
@@ -186,7 +173,7 @@ def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
     failed = "; ".join(f"{n}: {why}" for n, why in out.failures.items())
     if out.text is None:
         if out.timed_out:
-            raise ExtractTimeout("cpu" if _Bound.fired != "wall" else "wall")
+            raise ExtractTimeout(out.clock)
         if out.failures and not out.ran:
             raise ExtractFailed(failed)
         return None, s.strategy

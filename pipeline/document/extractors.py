@@ -64,7 +64,8 @@ def check_nesting(html) -> None:
         raise TooDeep(f"{depth:,} elements deep (resiliparse's bound {MAX_DEPTH:,})")
 
 
-def _rp(html, main: bool, comments: bool) -> str:
+def resiliparse_text(html, main: bool, comments: bool) -> str:
+    """resiliparse's plain text of a page (or its parsed tree), block formatting kept."""
     from resiliparse.extract.html2text import extract_plain_text
 
     check_nesting(html)
@@ -76,16 +77,16 @@ def _rp(html, main: bool, comments: bool) -> str:
 
 def resiliparse_main(html, url: str) -> str | None:  # noqa: ARG001
     # DCLM's extractor: resiliparse's main-content heuristics, block formatting kept
-    return _rp(html, True, True)
+    return resiliparse_text(html, True, True)
 
 
 def resiliparse_main_nocomments(html, url: str) -> str | None:  # noqa: ARG001
-    return _rp(html, True, False)
+    return resiliparse_text(html, True, False)
 
 
 def resiliparse_all(html, url: str) -> str | None:  # noqa: ARG001
     # every visible text of the page: listings and collections whose items are the content
-    return _rp(html, False, True)
+    return resiliparse_text(html, False, True)
 
 
 @lru_cache(maxsize=1)
@@ -111,7 +112,7 @@ def readability(html: str, url: str) -> str | None:  # noqa: ARG001
     from readability import Document
 
     summary = Document(html).summary(html_partial=True)
-    return _rp(summary, False, False)
+    return resiliparse_text(summary, False, False)
 
 
 EXTRACTORS: dict[str, Extractor] = {
