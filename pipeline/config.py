@@ -289,10 +289,13 @@ class RulesConf(_Section):
     gopher_repetition: GopherRepetitionConf = Field(default_factory=GopherRepetitionConf)
     c4: C4Conf = Field(default_factory=C4Conf)
     fineweb: FineWebConf = Field(default_factory=FineWebConf)
-    # Words for every rule set: `regex` (pipeline/document/text/words.py: fast, any script) or
+    # Words for every rule set: `regex` (pipeline/document/text/words.py: fast, any script),
     # `spacy_en` (spaCy's English rule tokenizer and sentencizer, as datatrove uses for
-    # English; C4 counts sentences with it too).
-    word_splitter: Literal["regex", "spacy_en"] = "regex"
+    # English; C4 counts sentences with it too) or `per_language` (datatrove's splitter for
+    # the document's language, from `word_splitters`: pipeline/document/text/lang_words.py).
+    word_splitter: Literal["regex", "spacy_en", "per_language"] = "regex"
+    # per_language: language key -> splitter (datatrove 0.10.1's assignment as a table)
+    word_splitters: str = "conf/fineweb2/word_splitters.csv"
 
     def applies_to(self, lang: str | None) -> bool:
         return "all" in self.languages or lang in self.languages
@@ -399,6 +402,10 @@ class NearDedupConf(_Section):
     # Up to this many candidate edges, components are solved on the driver (scipy), as
     # datatrove does in one process; more, distributed rounds. 0 = always distributed.
     local_max_edges: int = Field(2_000_000, ge=0)
+    # Duplicates only within a language (FineWeb-2 deduplicates each language apart): the
+    # band keys take the document's recipe key (else its LID label), so two documents of
+    # different languages never share a bucket.
+    per_language: bool = False
 
 
 class SourceRule(_Section):
@@ -468,6 +475,18 @@ class OutputConf(_Section):
     lock_lease_seconds: float = Field(300.0, ge=10)
 
 
+class RecipesConf(_Section):
+    # Per-language recipes (conf/fineweb2.yaml; README: per-language recipes): a folder of
+    # `<iso639-3>_<Script>.yml` files in FineWeb-2's format (conf/fineweb2/configs). A
+    # document whose language label maps to a key (pipeline/document/lang_recipes.py) is
+    # filtered with that language's thresholds over the `rules` section; other documents
+    # take the `rules` section as it is (where `rules.languages` applies). null: off.
+    configs: str | None = None
+    # The key's `language_score` replaces langid.threshold for its documents (FineWeb-2's
+    # per-language LID threshold); off: langid.threshold for every language.
+    language_score: bool = True
+
+
 class Config(_Section):
     spark: SparkConf = Field(default_factory=SparkConf)
     input: InputConf = Field(default_factory=InputConf)
@@ -477,6 +496,7 @@ class Config(_Section):
     extract: ExtractConf = Field(default_factory=ExtractConf)
     langid: LangIdConf = Field(default_factory=LangIdConf)
     rules: RulesConf = Field(default_factory=RulesConf)
+    recipes: RecipesConf = Field(default_factory=RecipesConf)
     regex_filter: RegexFilterConf = Field(default_factory=RegexFilterConf)
     quality: QualityConf = Field(default_factory=QualityConf)
     decontamination: DecontaminationConf = Field(default_factory=DecontaminationConf)

@@ -51,6 +51,12 @@ class RecipeKeys:
             self.scripts.setdefault(code, []).append(script)
         self._language = lru_cache(maxsize=4096)(self._language_of)
 
+    def __getstate__(self) -> dict:  # shipped to executors: the cache stays behind
+        return {"keys": self.keys}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["keys"])
+
     def key_for(self, label: str, text: str = "") -> str | None:
         """The recipe key of a document labelled `label` (with or without `__label__`)."""
         label = label.removeprefix("__label__")

@@ -30,11 +30,17 @@ def predict_languages(model, texts: Sequence[str]) -> list[tuple[str, float]]:
     return out
 
 
-def language_verdict(lang: str, score: float, conf: LangIdConf) -> tuple[str, str] | None:
-    """(reason, detail) for the ledger, or None when the document is kept."""
-    if score < conf.threshold:
-        return "low_confidence", f"best guess {lang} {score:.3f} < {conf.threshold:g}"
-    if not conf.keeps(lang):
+def language_verdict(
+    lang: str, score: float, conf: LangIdConf, key: str | None = None,
+    key_threshold: float | None = None,
+) -> tuple[str, str] | None:  # fmt: skip
+    """(reason, detail) for the ledger, or None when the document is kept. `key`: its
+    per-language recipe, whose `key_threshold` (language_score) replaces langid.threshold."""
+    threshold = conf.threshold if key_threshold is None else key_threshold
+    if score < threshold:
+        whose = f" ({key}'s language_score)" if key_threshold is not None else ""
+        return "low_confidence", f"best guess {lang} {score:.3f} < {threshold:g}{whose}"
+    if not (conf.keeps(lang) or (key is not None and conf.keeps(key))):
         return "not_kept", f"{lang} {score:.3f}"
     return None
 

@@ -68,6 +68,7 @@ def output_frame(rows: DataFrame, cfg: Config) -> DataFrame:
         "lang",
         F.struct(
             "lang_score",
+            "lang_key",
             "host",
             "warc_date",
             "warc_file",

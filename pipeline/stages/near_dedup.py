@@ -14,7 +14,8 @@
    up to `local_max_edges` edges, distributed rounds above); in each, the
    document with the smallest crawl_pos stays, the others are `near_dup:duplicate` with the
    kept doc_id and their estimated Jaccard to it.
-Kept rows carry `dup_cluster` (the kept doc_id) and `dup_cluster_size`.
+Kept rows carry `dup_cluster` (the kept doc_id) and `dup_cluster_size`. `per_language`: the
+band keys take the document's language, so clusters never cross languages (FineWeb-2's).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
-from pipeline.document.dedup.minhash import MinHasher
+from pipeline.document.dedup.minhash import MinHasher, language_band_keys
 from pipeline.stages.dedup_components import connected_components, cut_lineage
 from pipeline.stages.exact_dedup import mark_rejected
 from pipeline.stages.step import DocumentStep, Stage, Verdict, each, transform
@@ -42,7 +43,8 @@ def hasher_of(cfg: Config) -> MinHasher:
 def signature_settings(cfg: Config) -> dict:
     """The settings the per-document half reads (the rest only change the corpus half)."""
     c = cfg.near_dedup
-    return {"shingle_size": c.shingle_size, "bands": c.bands, "rows": c.rows, "seed": c.seed}
+    return {"shingle_size": c.shingle_size, "bands": c.bands, "rows": c.rows, "seed": c.seed,
+            "per_language": c.per_language}  # fmt: skip
 
 
 def signature_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no model)
@@ -50,11 +52,15 @@ def signature_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: A
     documents; run in the extract tasks)."""
     hasher = hasher_of(cfg)
     _ = hasher.permutations  # computed here and shipped with the step: workers skip datasketch
+    per_language = cfg.near_dedup.per_language
 
     def sign(doc: dict) -> Verdict:
         sig = hasher.signature(doc["text"] or "")
         doc["minhash"] = sig.view("int32").tolist()
-        doc["bands"] = hasher.band_keys(sig).tolist()
+        keys = hasher.band_keys(sig)
+        if per_language:
+            keys = language_band_keys(keys, doc.get("lang_key") or doc.get("lang"))
+        doc["bands"] = keys.tolist()
         return None  # the verdicts are the corpus half's
 
     return DocumentStep(SIG_FIELDS, each(sign))

@@ -158,5 +158,15 @@ class MinHasher:
         return h.view(np.int64)
 
 
+def language_band_keys(keys: np.ndarray, language: str | None) -> np.ndarray:
+    """Band keys of one language's own buckets: each key mixed with a stable 64-bit hash of
+    the language (not Python's hash(), which differs between processes)."""
+    import hashlib
+
+    salt = int.from_bytes(hashlib.blake2b((language or "").encode(), digest_size=8).digest(),
+                          "little")  # fmt: skip
+    return (keys.view(np.uint64) * _BAND_MUL + np.uint64(salt)).view(np.int64)
+
+
 def estimate_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float:
     return float(np.mean(sig_a == sig_b))

@@ -160,11 +160,20 @@ def _fmt(v: float) -> str:
 
 
 def evaluate(
-    text: str, lang: str | None, rules: RulesConf, all_checks: dict[str, list[Check]]
+    text: str,
+    lang: str | None,
+    rules: RulesConf,
+    all_checks: dict[str, list[Check]],
+    split: Callable[[str], list[str]] | None = None,
 ) -> RuleOutcome:
-    """Run every configured rule set on `text` (in a language the rules apply to)."""
+    """Run every configured rule set on `text` (in a language the rules apply to). `split`:
+    the words of a text, where the caller chose them per language (rules.word_splitter
+    per_language); else the section's word splitter."""
     out = RuleOutcome(text=text, stats={})
-    split = spacy_words if rules.word_splitter == "spacy_en" else split_words
+    if split is None:
+        if rules.word_splitter == "per_language":
+            raise ValueError("rules.word_splitter per_language: pass the document's splitter")
+        split = spacy_words if rules.word_splitter == "spacy_en" else split_words
     words = split(text)
     for name in rules.rule_sets:
         new_text, stats = _stats(name, out.text, words, lang, rules)

@@ -1,0 +1,95 @@
+"""The per-language files a run reads on the driver and ships with its steps: the recipes
+folder (`recipes.configs`) and the word-splitter table (`rules.word_splitters`).
+
+Each is a location (a local path, relative to the working directory and then the project
+root, or a URI: s3://, gs://, hdfs://, ...), read once on the driver, whatever the executors
+see; their content, not only their name, is in the stages' fingerprints (`digest`)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.config import Config
+from pipeline.document.recipes import Recipes
+from pipeline.document.text.lang_words import Splitter, read_table
+from pipeline.location import Location, is_uri
+
+ROOT = Path(__file__).resolve().parents[2]
+_KEY_FILE = re.compile(r"^([a-z]{2,3}_[A-Z][a-z]{3})\.ya?ml$")
+
+
+def _location(path: str, what: str, fix: str, folder: bool) -> Location:
+    if is_uri(path):
+        loc = Location.of(path)
+        if loc.is_dir() if folder else loc.is_file():
+            return loc
+    else:
+        p = Path(path).expanduser()
+        for cand in (p, ROOT / p) if not p.is_absolute() else (p,):
+            if cand.is_dir() if folder else cand.is_file():
+                return Location.of(cand)
+    raise FileNotFoundError(f"{what} {path} not found: {fix}")
+
+
+@lru_cache(maxsize=4)
+def _read_configs(path: str) -> tuple[dict[str, dict[str, Any]], str]:
+    """(key -> config, sha256 of the files) of a recipes folder."""
+    fix = "set recipes.configs to a folder of <iso639-3>_<Script>.yml files (conf/fineweb2/configs)"
+    folder = _location(path, "recipes.configs folder", fix, folder=True)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    configs: dict[str, dict[str, Any]] = {}
+    h = hashlib.sha256()
+    for name in folder.names():
+        m = _KEY_FILE.match(name)
+        if not m:
+            continue
+        data = (folder / name).read_bytes()
+        h.update(name.encode() + b"\0" + data + b"\0")
+        try:
+            cfg = yaml.load(data, Loader=loader)
+        except yaml.YAMLError as e:
+            raise ValueError(f"recipe {folder / name}: not YAML ({e})") from None
+        if not isinstance(cfg, dict):
+            raise ValueError(f"recipe {folder / name}: expected a mapping of settings")
+        configs[m.group(1)] = cfg
+    if not configs:
+        raise ValueError(f"recipes.configs {folder}: no <iso639-3>_<Script>.yml file in it")
+    return configs, h.hexdigest()
+
+
+def load_recipes(cfg: Config) -> Recipes | None:
+    """The run's recipes over its rules section, or None when `recipes.configs` is null."""
+    if not cfg.recipes.configs:
+        return None
+    configs, _ = _read_configs(cfg.recipes.configs)
+    return Recipes(configs, cfg.rules)
+
+
+@lru_cache(maxsize=4)
+def _read_table(path: str) -> tuple[dict[str, Splitter], str]:
+    loc = _location(path, "rules.word_splitters table", "set rules.word_splitters to "
+                    "conf/fineweb2/word_splitters.csv", folder=False)  # fmt: skip
+    text = loc.read_text()
+    return read_table(text.splitlines()), hashlib.sha256(text.encode()).hexdigest()
+
+
+def splitter_table(cfg: Config) -> dict[str, Splitter] | None:
+    """The word-splitter table when rules.word_splitter is per_language."""
+    if cfg.rules.word_splitter != "per_language":
+        return None
+    return _read_table(cfg.rules.word_splitters)[0]
+
+
+def digest(cfg: Config) -> list[str | None]:
+    """The content of the files this config reads: part of the stages' fingerprints."""
+    return [
+        _read_configs(cfg.recipes.configs)[1] if cfg.recipes.configs else None,
+        _read_table(cfg.rules.word_splitters)[1]
+        if cfg.rules.word_splitter == "per_language" else None,
+    ]  # fmt: skip
