@@ -432,6 +432,11 @@ class MixtureConf(_Section):
     # 4 epochs: Muennighoff et al. 2023 find up to ~4 passes nearly as good as fresh data.
     max_epochs: float = Field(4.0, gt=0)
     refuse_above_max: bool = False
+    # FineWeb-2's rehydration: a JSON table {language key: {MinHash cluster size: repeats}}
+    # (conf/fineweb2/rehydration/up_to_05_reps.json or up_to_10_reps.json); each kept
+    # document counts `repeats` times before the mixture is drawn (needs near_dedup for the
+    # cluster sizes and recipes for the keys). null: every document once.
+    rehydration: str | None = None
 
 
 class TokenizerConf(_Section):

@@ -32,6 +32,23 @@ class NoExclusiveCreate(RuntimeError):
     """The store offers no atomic create-if-absent (needed for the run lock)."""
 
 
+def conf_location(path: str, what: str, fix: str, folder: bool = False) -> Location:
+    """A file (or folder) a config names: a URI as it is, else a local path from the working
+    directory, then from the project root (where conf/ is). Missing: FileNotFoundError
+    naming the setting (`what`) and the fix."""
+    if is_uri(path):
+        loc = Location.of(path)
+        if loc.is_dir() if folder else loc.is_file():
+            return loc
+    else:
+        p = Path(path).expanduser()
+        root = Path(__file__).resolve().parents[1]
+        for cand in (p, root / p) if not p.is_absolute() else (p,):
+            if cand.is_dir() if folder else cand.is_file():
+                return Location.of(cand)
+    raise FileNotFoundError(f"{what} {path} not found: {fix}")
+
+
 def is_uri(text: str) -> bool:
     """A URI with a scheme other than file:// (a Windows drive letter is no scheme)."""
     head = text.split("://", 1)[0] if "://" in text else ""

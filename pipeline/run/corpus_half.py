@@ -78,6 +78,7 @@ def output_frame(rows: DataFrame, cfg: Config) -> DataFrame:
             "content_type",
             "charset",
             "extractor",
+            "input_metadata",
             *[f"{name}_stats" for name in cfg.rules.rule_sets],
             *[c for c in STAGE_METADATA if c in rows.columns],
         ).alias("metadata"),

@@ -1,9 +1,11 @@
-"""Turn the user's input arguments into an ordered list of WARC file paths.
+"""Turn the user's input arguments into an ordered list of input file paths.
 
-An argument may be a WARC or ARC file, a directory (its `*.warc(.gz)` and `*.arc(.gz)`
-files, and WET/WAT), a glob, a Common Crawl listing (`*.paths` or `*.paths.gz`, one path a
-line, relative lines resolved against a prefix), or a URL. The order of the result is the
-crawl order: file index i in it is the high part of every record's `crawl_pos`.
+An argument may be a WARC or ARC file, a text dataset file (JSONL, plain or gzipped, or
+Parquet, with `id` and `text`), a directory (its `*.warc(.gz)`, `*.arc(.gz)`, WET/WAT,
+`*.jsonl(.gz)` and `*.parquet` files), a glob, a Common Crawl listing (`*.paths` or
+`*.paths.gz`, one path a line, relative lines resolved against a prefix), or a URL. The
+order of the result is the crawl order: file index i in it is the high part of every
+record's `crawl_pos`.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ import logging
 import os
 from pathlib import Path
 
+from pipeline.document.text_inputs import TEXT_SUFFIXES
 from pipeline.document.warc.streams import is_url, open_stream
 from pipeline.location import Location
 
-WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz", ".arc", ".arc.gz")
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz", ".arc", ".arc.gz")
+# every input a folder is searched for: archives and text datasets (JSONL, Parquet)
+WARC_SUFFIXES = ARCHIVE_SUFFIXES + TEXT_SUFFIXES
 LISTING_SUFFIXES = (".paths", ".paths.gz")
 
 log = logging.getLogger(__name__)
@@ -116,7 +121,8 @@ def archives_in_store(prefix: str) -> list[str]:
     except OSError as e:
         raise InputError(f"input {prefix}: cannot be listed: {e}") from e
     if not found:
-        raise InputError(f"input {prefix}: holds no .warc(.gz) or .arc(.gz) file")
+        raise InputError(f"input {prefix}: holds no .warc(.gz), .arc(.gz), .jsonl(.gz) or "
+                         ".parquet file")  # fmt: skip
     return found
 
 
@@ -152,7 +158,8 @@ def expand_inputs(args: list[str], listing_prefix: str) -> list[str]:
             found = archives_under(Path(arg))
             if not found:
                 raise InputError(
-                    f"input {arg}: the directory holds no .warc(.gz) or .arc(.gz) file"
+                    f"input {arg}: the directory holds no .warc(.gz), .arc(.gz), .jsonl(.gz) "
+                    "or .parquet file"
                 )
             files.extend(found)
         elif Path(arg).is_file():

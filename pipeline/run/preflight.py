@@ -99,8 +99,27 @@ def check_eval_sets(cfg: Config) -> None:
         raise ConfigError(f"decontamination: {e}") from None
 
 
+def check_recipe_files(cfg: Config) -> None:
+    """The per-language files the config names read and parse (recipes.configs,
+    rules.word_splitters, mixture.rehydration): a run does not fail on them after hours."""
+    from pipeline.document.recipes import recipe_rules
+    from pipeline.outputs.mixture.rehydration import Rehydration
+    from pipeline.stages.recipe_files import digest, load_recipes
+
+    try:
+        digest(cfg)  # reads (and caches) the recipes and the splitter table
+        recipes = load_recipes(cfg)
+        for key, conf in recipes.configs.items() if recipes else ():
+            recipe_rules(cfg.rules, key, conf)  # every recipe's fields (~30 ms for 1,929)
+        if cfg.mixture.rehydration:
+            Rehydration.load(cfg.mixture.rehydration)
+    except (ValueError, OSError) as e:
+        raise ConfigError(str(e)) from None
+
+
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
     check_models(cfg)
     check_lists(cfg)
     check_eval_sets(cfg)
+    check_recipe_files(cfg)
     check_output(output, files)

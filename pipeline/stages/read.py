@@ -9,9 +9,16 @@ from pyspark import Accumulator, AccumulatorParam
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.config import Config
+from pipeline.document.text_inputs import (
+    is_parquet,
+    is_text_input,
+    iter_jsonl_rows,
+    iter_parquet_rows,
+)
 from pipeline.document.warc.records import RecordPolicy, file_error_row, iter_warc_rows
 from pipeline.document.warc.splits import GZIP_MAGIC, find_member_start, split_range
 from pipeline.document.warc.streams import MissingInput, TransportError, file_size, open_stream
+from pipeline.location import Location
 from pipeline.stages.arrow_batches import rows_to_batches
 from pipeline.stages.schema import RECORD_SCHEMA, spark_schema
 
@@ -99,6 +106,23 @@ def read_file_rows(
     lose its records without a trace. `unopened(path)` is told of a file that could not be
     opened (a rerun tries it again: it may be there by then).
     """
+    rows = (_text_file_rows if is_text_input(path) else _archive_rows)(
+        index, path, cfg, split, nsplits, unopened
+    )
+    for row in rows:
+        if row["reject_reason"] == "unreadable_file" and cfg.input.on_unreadable == "fail":
+            raise UnreadableInput(
+                f"input {path}: {row['reject_detail']} "
+                "(set input.on_unreadable: record to keep going past broken files)"
+            )
+        yield row
+
+
+def _archive_rows(
+    index: int, path: str, cfg: Config, split: int, nsplits: int,
+    unopened: Callable[[str], None] | None,
+) -> Iterator[dict]:  # fmt: skip
+    """The rows of a WARC/ARC/WET file's split (pipeline/document/warc/records.py)."""
     policy = RecordPolicy.from_conf(cfg.read)
     try:
         bounds = split_bounds(path, cfg, split, nsplits)
@@ -109,35 +133,96 @@ def read_file_rows(
     except TransportError:
         raise
     except OSError as e:
-        if split and isinstance(e, MissingInput):
-            return  # not there for any split: split 0 records it
-        if split:
-            raise TransportError(
-                f"{path}: split {split} of {nsplits} cannot be opened ({e}); the file changed "
-                "or vanished during the run"
-            ) from e
-        if cfg.input.on_unreadable == "fail":
-            raise UnreadableInput(
-                f"input {path} cannot be opened: {e} "
-                "(fix the path, or set input.on_unreadable: record to skip it)"
-            ) from e
-        if unopened is not None:
-            unopened(path)
-        yield file_error_row(index, path, "unreadable_file", f"{type(e).__name__}: {e}"[:500])
+        yield from _not_opened(e, index, path, cfg, split, nsplits, unopened)
         return
     limit = None if end < 0 else end - start
     with stream:
-        rows = iter_warc_rows(
+        yield from iter_warc_rows(
             stream, index, path, policy, base=start, limit=limit,
             reopen=lambda offset: _open(path, cfg, offset),
         )  # fmt: skip
-        for row in rows:
-            if row["reject_reason"] == "unreadable_file" and cfg.input.on_unreadable == "fail":
-                raise UnreadableInput(
-                    f"input {path}: {row['reject_detail']} "
-                    "(set input.on_unreadable: record to keep going past broken files)"
-                )
-            yield row
+
+
+def _not_opened(
+    e: OSError, index: int, path: str, cfg: Config, split: int, nsplits: int,
+    unopened: Callable[[str], None] | None,
+) -> Iterator[dict]:  # fmt: skip
+    """A file that cannot be opened: one ledger row from split 0 (or the run fails, by
+    input.on_unreadable); a later split that cannot open it fails its task."""
+    if split and isinstance(e, MissingInput):
+        return  # not there for any split: split 0 records it
+    if split:
+        raise TransportError(
+            f"{path}: split {split} of {nsplits} cannot be opened ({e}); the file changed "
+            "or vanished during the run"
+        ) from e
+    if cfg.input.on_unreadable == "fail":
+        raise UnreadableInput(
+            f"input {path} cannot be opened: {e} "
+            "(fix the path, or set input.on_unreadable: record to skip it)"
+        ) from e
+    if unopened is not None:
+        unopened(path)
+    yield file_error_row(index, path, "unreadable_file", f"{type(e).__name__}: {e}"[:500])
+
+
+def _parquet_file(path: str, cfg: Config):
+    """A Parquet file opened for random access (its footer, then row groups): through the
+    store's filesystem, or for an http(s) URL a local copy (pyarrow reads no HTTP)."""
+    import pyarrow.parquet as pq
+
+    if path.startswith(("http://", "https://")):
+        import shutil
+        import tempfile
+
+        local = tempfile.TemporaryFile()  # noqa: SIM115  closed with the ParquetFile's reader
+        with _open(path, cfg) as fh:
+            shutil.copyfileobj(fh, local, 1 << 20)
+        local.seek(0)
+        return pq.ParquetFile(local)
+    filesystem, inner = Location.of(path).fs()
+    try:
+        handle = filesystem.open_input_file(inner)
+    except FileNotFoundError as e:
+        raise MissingInput(f"{path}: {e}") from e
+    return pq.ParquetFile(handle)
+
+
+def _text_file_rows(
+    index: int, path: str, cfg: Config, split: int, nsplits: int,
+    unopened: Callable[[str], None] | None,
+) -> Iterator[dict]:  # fmt: skip
+    """The rows of a text dataset file (pipeline/document/text_inputs.py): a JSONL file is
+    read whole by split 0; a Parquet file's row groups are shared among the splits."""
+    import pyarrow as pa
+
+    max_bytes = cfg.read.max_record_bytes
+    if not is_parquet(path):
+        if split:
+            return
+        try:
+            stream = _open(path, cfg)
+        except TransportError:
+            raise
+        except OSError as e:
+            yield from _not_opened(e, index, path, cfg, split, nsplits, unopened)
+            return
+        with stream:
+            yield from iter_jsonl_rows(stream, index, path, max_bytes)
+        return
+    try:
+        pf = _parquet_file(path, cfg)
+    except TransportError:
+        raise
+    except pa.ArrowInvalid as e:  # not Parquet: the data, not the environment
+        if split == 0:
+            yield file_error_row(index, path, "unreadable_file", f"not Parquet: {e}"[:500])
+        return
+    except OSError as e:
+        yield from _not_opened(e, index, path, cfg, split, nsplits, unopened)
+        return
+    with pf:
+        yield from iter_parquet_rows(pf, index, path, max_bytes, split, nsplits)
 
 
 def read_warcs(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,30 +17,16 @@ import yaml
 from pipeline.config import Config
 from pipeline.document.recipes import Recipes
 from pipeline.document.text.lang_words import Splitter, read_table
-from pipeline.location import Location, is_uri
+from pipeline.location import conf_location
 
-ROOT = Path(__file__).resolve().parents[2]
 _KEY_FILE = re.compile(r"^([a-z]{2,3}_[A-Z][a-z]{3})\.ya?ml$")
-
-
-def _location(path: str, what: str, fix: str, folder: bool) -> Location:
-    if is_uri(path):
-        loc = Location.of(path)
-        if loc.is_dir() if folder else loc.is_file():
-            return loc
-    else:
-        p = Path(path).expanduser()
-        for cand in (p, ROOT / p) if not p.is_absolute() else (p,):
-            if cand.is_dir() if folder else cand.is_file():
-                return Location.of(cand)
-    raise FileNotFoundError(f"{what} {path} not found: {fix}")
 
 
 @lru_cache(maxsize=4)
 def _read_configs(path: str) -> tuple[dict[str, dict[str, Any]], str]:
     """(key -> config, sha256 of the files) of a recipes folder."""
     fix = "set recipes.configs to a folder of <iso639-3>_<Script>.yml files (conf/fineweb2/configs)"
-    folder = _location(path, "recipes.configs folder", fix, folder=True)
+    folder = conf_location(path, "recipes.configs folder", fix, folder=True)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     configs: dict[str, dict[str, Any]] = {}
     h = hashlib.sha256()
@@ -73,7 +58,7 @@ def load_recipes(cfg: Config) -> Recipes | None:
 
 @lru_cache(maxsize=4)
 def _read_table(path: str) -> tuple[dict[str, Splitter], str]:
-    loc = _location(path, "rules.word_splitters table", "set rules.word_splitters to "
+    loc = conf_location(path, "rules.word_splitters table", "set rules.word_splitters to "
                     "conf/fineweb2/word_splitters.csv", folder=False)  # fmt: skip
     text = loc.read_text()
     return read_table(text.splitlines()), hashlib.sha256(text.encode()).hexdigest()

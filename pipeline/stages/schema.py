@@ -27,6 +27,8 @@ _RECORD_META = [
     pa.field("content_type", pa.string()),
     # a damaged stretch's length in file bytes (read:corrupt_file / unreadable_file rows)
     pa.field("skipped_bytes", pa.int64()),
+    # a text input's fields other than id, text, url and date, as a JSON object
+    pa.field("input_metadata", pa.string()),
 ]
 
 # Output of the read stage: the raw payload of candidate pages.

@@ -87,10 +87,10 @@ def sniff_html(head: bytes) -> bool:
 
 
 # Every column a reader row has (the document schema's first columns), unset.
-_UNSET_ROW: dict[str, Any] = dict.fromkeys((
+UNSET_ROW: dict[str, Any] = dict.fromkeys((
     "doc_id", "url", "host", "warc_date", "warc_type", "warc_file", "warc_offset", "crawl_pos",
     "http_status", "content_type", "skipped_bytes", "transfer_encoding", "content_encoding",
-    "payload", "reject_stage", "reject_reason", "reject_detail",
+    "payload", "reject_stage", "reject_reason", "reject_detail", "input_metadata",
 ))  # fmt: skip
 
 
@@ -98,7 +98,7 @@ def _base_row(path: str, rec: Record) -> dict[str, Any]:
     h = rec.headers
     url = clean_uri(h.get_header("WARC-Target-URI"))
     return {
-        **_UNSET_ROW,
+        **UNSET_ROW,
         "doc_id": h.get_header("WARC-Record-ID"),
         "url": url,
         "host": host_of(url),
@@ -126,6 +126,8 @@ def _reject(row: dict[str, Any], reason: str, detail: str = "") -> dict[str, Any
 
 def _judge(rec: Record, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any]:
     """Fill `row` from the record and reject it, or keep it with its payload bytes."""
+    if rec.rec_type == "conversion":  # WET: the text Common Crawl extracted, no HTTP
+        return _judge_text(rec, row, policy)
     if rec.rec_type != "response":
         return _reject(row, "not_response", rec.rec_type or "unknown")
     http = rec.http_headers(policy.max_header_bytes)
@@ -157,6 +159,19 @@ def _judge(rec: Record, row: dict[str, Any], policy: RecordPolicy) -> dict[str, 
         return _reject(row, "not_html", "no content type, payload is not markup")
     row["transfer_encoding"] = http.get_header("Transfer-Encoding")
     row["content_encoding"] = http.get_header("Content-Encoding")
+    row["payload"] = payload
+    return row
+
+
+def _judge_text(rec: Record, row: dict[str, Any], policy: RecordPolicy) -> dict[str, Any]:
+    """A conversion record (WET): its block is the page's text (UTF-8), kept as the payload;
+    the extract stage takes it as it is."""
+    row["content_type"] = rec.headers.get_header("Content-Type") or "text/plain"
+    payload = rec.block.read(policy.max_record_bytes + 1)
+    if len(payload) > policy.max_record_bytes:
+        return _reject(row, "too_large", f"payload > {policy.max_record_bytes} bytes")
+    if not payload.strip():
+        return _reject(row, "empty_payload", "")
     row["payload"] = payload
     return row
 
@@ -360,7 +375,7 @@ def file_error_row(
     same row."""
     doc_id = "file:" + hashlib.sha1(f"{path}\x00{offset}\x00{sub}".encode()).hexdigest()
     return {
-        **_UNSET_ROW,
+        **UNSET_ROW,
         "doc_id": doc_id,
         "url": path,
         "host": "",

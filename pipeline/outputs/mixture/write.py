@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from pipeline.config import Config
 from pipeline.location import Location
 from pipeline.outputs.budget import budget_report
+from pipeline.outputs.mixture.rehydration import Rehydration
 from pipeline.outputs.mixture.sampling import copies, uniform
 from pipeline.outputs.tokens.megatron import dtype_code as megatron_dtype_code
 from pipeline.outputs.tokens.megatron import write_merged as write_megatron_merged
@@ -114,10 +115,14 @@ def write_mixture(
     if totals is None:
         totals = source_totals(kept)
     before = {s: (d, t) for s, (d, t, _) in totals.items()}
-    ep = plan_epochs({s: t for s, (_, t) in before.items()}, cfg)
+    reh = load_rehydration(cfg, kept)
+    rehydrated = _rehydrated_totals(kept, reh) if reh is not None else None
+    basis = totals if rehydrated is None else _by_source(rehydrated)
+    ep = plan_epochs({s: t for s, (_, t, _) in basis.items()}, cfg)
     mseed, sseed = cfg.mixture.seed, cfg.shards.seed
+    extra = ["lang_key", "dup_cluster_size"] if reh is not None else []
     rows = kept.select(
-        F.col("doc_id").alias("id"), "text", "url", "source", "lang", "tokens", "n_tokens"
+        F.col("doc_id").alias("id"), "text", "url", "source", "lang", "tokens", "n_tokens", *extra
     )
     mixed_schema = pa.schema(
         [pa.field(n, t) for n, t in (("id", pa.string()), ("text", pa.string()),
@@ -130,17 +135,20 @@ def write_mixture(
     def draw(batch: list[dict]) -> list[dict]:
         outr = []
         for r in batch:
-            for k in copies(r["id"], ep.get(r["source"], 0.0), mseed):
+            epochs = ep.get(r["source"], 0.0)
+            if reh is not None:  # rehydrated: the document counts `repeats` times
+                epochs *= reh.repeats(r["lang_key"], r["dup_cluster_size"])
+            for k in copies(r["id"], epochs, mseed):
                 outr.append({**r, "repeat": k, "order": uniform(r["id"], sseed, k)})
         return outr
 
     mixed = rows.mapInArrow(map_batches(draw, mixed_schema), spark_schema(mixed_schema))
-    if all(e == int(e) for e in ep.values()):
+    if reh is None and all(e == int(e) for e in ep.values()):
         # whole epochs (natural mode: all 1): every document has exactly e copies
         after = {s: (d * int(ep[s]), t * int(ep[s]), b * int(ep[s]))
                  for s, (d, t, b) in totals.items()}  # fmt: skip
     else:
-        after = _drawn_totals(kept, ep, mseed)  # narrow: no text, no tokens
+        after = _drawn_totals(kept, ep, mseed, reh)  # narrow: no text, no tokens
     total_rows = sum(d for d, _, _ in after.values())
     total_bytes = sum(b for _, _, b in after.values())
     sc = cfg.shards
@@ -209,6 +217,7 @@ def write_mixture(
                 "epochs": ep[s],
                 "docs_before": before[s][0],
                 "tokens_before": before[s][1],
+                "tokens_rehydrated": basis.get(s, (0, 0, 0))[1] if rehydrated is not None else None,
                 "docs_after": after.get(s, (0, 0, 0))[0],
                 "tokens_after": after.get(s, (0, 0, 0))[1],
                 "realised_epochs": after.get(s, (0, 0, 0))[1] / before[s][1]
@@ -218,6 +227,7 @@ def write_mixture(
             for s in sorted(before)
         },
         "total_tokens": total_tokens,
+        "rehydration": _rehydration_report(cfg, before, rehydrated),
         "shards": len(shards),
         "compute": budget_report(
             total_tokens, cfg.budget.flops_per_gpu, cfg.budget.model_params, cfg.budget.gpus
@@ -227,13 +237,86 @@ def write_mixture(
     return budget
 
 
+def load_rehydration(cfg: Config, kept: DataFrame) -> Rehydration | None:
+    """mixture.rehydration's table (read on the driver), or None when off."""
+    path = cfg.mixture.rehydration
+    if not path:
+        return None
+    missing = [c for c in ("lang_key", "dup_cluster_size") if c not in kept.columns]
+    if missing:
+        raise MixtureError(
+            f"mixture.rehydration needs each document's {' and '.join(missing)}: turn on "
+            "near_dedup (cluster sizes) and recipes.configs (language keys), or set "
+            "mixture.rehydration: null"
+        )
+    return Rehydration.load(path)
+
+
+def _rehydrated_totals(
+    kept: DataFrame, reh: Rehydration
+) -> dict[tuple[str, str | None], tuple[int, int, int, int, int]]:
+    """(source, language key) -> (docs, tokens, text bytes, docs and tokens after
+    rehydration), from narrow columns."""
+    narrow = kept.select("source", "lang_key", "dup_cluster_size", "n_tokens",
+                         F.octet_length("text").alias("bytes"))  # fmt: skip
+    schema = pa.schema([pa.field("source", pa.string()), pa.field("lang_key", pa.string()),
+                        pa.field("n", pa.int64()), pa.field("n_tokens", pa.int64()),
+                        pa.field("bytes", pa.int64())])  # fmt: skip
+
+    def count(batch: list[dict]) -> list[dict]:
+        return [{**r, "n": reh.repeats(r["lang_key"], r["dup_cluster_size"]),
+                 "n_tokens": r["n_tokens"] or 0, "bytes": r["bytes"] or 0}
+                for r in batch]  # fmt: skip
+
+    rows = narrow.mapInArrow(map_batches(count, schema), spark_schema(schema))
+    return {
+        (r["source"], r["lang_key"]): (int(r["docs"]), int(r["tokens"]), int(r["bytes"]),
+                                       int(r["docs_r"]), int(r["tokens_r"]))
+        for r in rows.groupBy("source", "lang_key")
+        .agg(F.count("*").alias("docs"), F.sum("n_tokens").alias("tokens"),
+             F.sum("bytes").alias("bytes"), F.sum("n").alias("docs_r"),
+             F.sum(F.col("n") * F.col("n_tokens")).alias("tokens_r"))
+        .collect()
+    }  # fmt: skip
+
+
+def _by_source(rehydrated: dict) -> dict[str, tuple[int, int, int]]:
+    """source -> (docs, tokens, text bytes) as rehydration counts them."""
+    acc: dict[str, list[int]] = {}
+    for (source, _), (_, _, _, d_r, t_r) in rehydrated.items():
+        a = acc.setdefault(source, [0, 0])
+        a[0] += d_r
+        a[1] += t_r
+    return {s: (a[0], a[1], 0) for s, a in sorted(acc.items())}
+
+
+def _rehydration_report(cfg: Config, before: dict, rehydrated: dict | None) -> dict | None:
+    """What rehydration did, per language key: documents and tokens before and after."""
+    if rehydrated is None:
+        return None
+    langs: dict[str, list[int]] = {}
+    for (_, key), (d, t, _, d_r, t_r) in rehydrated.items():
+        a = langs.setdefault(key or "(no recipe)", [0, 0, 0, 0])
+        for i, v in enumerate((d, t, d_r, t_r)):
+            a[i] += v
+    tot = [sum(a[i] for a in langs.values()) for i in range(4)]
+    return {
+        "table": cfg.mixture.rehydration,
+        "docs_before": tot[0], "tokens_before": tot[1],
+        "docs_after": tot[2], "tokens_after": tot[3],
+        "languages": {k: {"docs_before": a[0], "tokens_before": a[1], "docs_after": a[2],
+                          "tokens_after": a[3]} for k, a in sorted(langs.items())},
+    }  # fmt: skip
+
+
 def _drawn_totals(
-    kept: DataFrame, ep: dict[str, float], seed: int
+    kept: DataFrame, ep: dict[str, float], seed: int, reh: Rehydration | None = None
 ) -> dict[str, tuple[int, int, int]]:
     """source -> (docs, tokens, text bytes) after the draw, from narrow columns: the copies
     of each document are drawn again where the shards are written (the same hash)."""
+    extra = ["lang_key", "dup_cluster_size"] if reh is not None else []
     narrow = kept.select(F.col("doc_id").alias("id"), "source", "n_tokens",
-                         F.octet_length("text").alias("bytes"))  # fmt: skip
+                         F.octet_length("text").alias("bytes"), *extra)  # fmt: skip
     schema = pa.schema([pa.field("source", pa.string()), pa.field("n", pa.int64()),
                         pa.field("n_tokens", pa.int64()),
                         pa.field("bytes", pa.int64())])  # fmt: skip
@@ -241,7 +324,10 @@ def _drawn_totals(
     def count(batch: list[dict]) -> list[dict]:
         out = []
         for r in batch:
-            n = len(copies(r["id"], ep.get(r["source"], 0.0), seed))
+            epochs = ep.get(r["source"], 0.0)
+            if reh is not None:
+                epochs *= reh.repeats(r["lang_key"], r["dup_cluster_size"])
+            n = len(copies(r["id"], epochs, seed))
             out.append({"source": r["source"], "n": n, "n_tokens": (r["n_tokens"] or 0) * n,
                         "bytes": (r["bytes"] or 0) * n})  # fmt: skip
         return out
