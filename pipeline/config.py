@@ -182,7 +182,8 @@ class LangIdConf(_Section):
     model: str = "models/lid.176.ftz"
     # Best-guess probability below which a document is `lang:low_confidence` (datatrove, DCLM).
     threshold: float = Field(0.65, ge=0, le=1)
-    # Labels kept (fastText labels without `__label__`), or ["all"].
+    # Labels kept (fastText labels without `__label__`, or recipe keys such as deu_Latn with
+    # recipes.configs on: a lid.176 `de` document is kept by either), or ["all"].
     keep_languages: list[str] = Field(default_factory=lambda: ["en"])
     # Keep every confident language and write data/ partitioned by `lang` instead.
     route_by_language: bool = False
