@@ -407,6 +407,10 @@ class NearDedupConf(_Section):
     # band keys take the document's recipe key (else its LID label), so two documents of
     # different languages never share a bucket.
     per_language: bool = False
+    # Shingle words: `whitespace` (of the simplified text) or `per_language` (datatrove's
+    # splitter for the document's language, rules.word_splitters: FineWeb-2's MinHash; a
+    # Chinese or Thai text has no spaces to split on).
+    word_splitter: Literal["whitespace", "per_language"] = "whitespace"
 
 
 class SourceRule(_Section):

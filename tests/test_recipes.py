@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -171,6 +172,32 @@ def test_near_duplicates_only_within_a_language(fw2):
     off.near_dedup.per_language = False
     signature_step(None, off).check(docs)
     assert docs[0]["bands"] == docs[2]["bands"]
+
+
+def test_minhash_shingles_of_the_language_s_words(fw2):
+    """Chinese has no spaces: as FineWeb-2 does, its shingles are jieba's words, so two
+    texts sharing most of their words are near duplicates, as whole runs they are not."""
+    import jieba
+
+    from pipeline.document.dedup.minhash import MinHasher, estimate_jaccard, jaccard
+    from pipeline.document.dedup.normalize import simplify
+    from pipeline.stages.near_dedup import signature_step
+
+    a = ("我们今天去北京大学参观，然后在图书馆看书。他在公司的会议上介绍了新的项目计划。"
+         "这个城市的交通非常方便，地铁可以到达每一个地方。春天的时候，公园里开满了鲜花。"
+         "她每天早上跑步，然后吃一顿简单的早餐。学校明年将开设更多的外语课程。"
+         "这家餐厅的菜很好吃，价格也不贵。我们计划下个月去南方旅行，看看大海。")
+    b = a.replace("简单的早餐", "丰富的午餐")
+    docs = [{"text": t, "lang": "zh", "lang_key": "cmn_Hani"} for t in (a, b)]
+    signature_step(None, fw2).check(docs)
+    words = [[w for w in jieba.lcut(simplify(t)) if w.strip()] for t in (a, b)]
+    shingled = [{" ".join(w[i : i + 5]) for i in range(len(w) - 4)} for w in words]
+    truth = jaccard(*shingled)  # the words' own 5-shingles, jieba's words
+    sigs = [MinHasher(5, 14, 8, 1).signature(t) for t in (a, b)]  # whitespace words
+    assert truth > 0.75
+    got = estimate_jaccard(*(np.array(d["minhash"], dtype=np.int32) for d in docs))
+    assert abs(got - truth) < 0.15
+    assert estimate_jaccard(*sigs) < 0.5  # a space-free text is one "word" a clause
 
 
 def test_language_score_per_recipe(fw2, recipes):

@@ -20,7 +20,7 @@ band keys take the document's language, so clusters never cross languages (FineW
 
 from __future__ import annotations
 
-from functools import reduce
+from functools import partial, reduce
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -28,8 +28,10 @@ from pyspark.sql import functions as F
 
 from pipeline.config import Config
 from pipeline.document.dedup.minhash import MinHasher, language_band_keys
+from pipeline.document.text.lang_words import assignment, split_words_in
 from pipeline.stages.dedup_components import connected_components, cut_lineage
 from pipeline.stages.exact_dedup import mark_rejected
+from pipeline.stages.recipe_files import digest, splitter_table
 from pipeline.stages.step import DocumentStep, Stage, Verdict, each, transform
 
 SIG_FIELDS = [pa.field("minhash", pa.list_(pa.int32())), pa.field("bands", pa.list_(pa.int64()))]
@@ -44,7 +46,8 @@ def signature_settings(cfg: Config) -> dict:
     """The settings the per-document half reads (the rest only change the corpus half)."""
     c = cfg.near_dedup
     return {"shingle_size": c.shingle_size, "bands": c.bands, "rows": c.rows, "seed": c.seed,
-            "per_language": c.per_language}  # fmt: skip
+            "per_language": c.per_language, "word_splitter": c.word_splitter,
+            "table": digest(cfg)[1] if c.word_splitter == "per_language" else None}  # fmt: skip
 
 
 def signature_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 (no model)
@@ -53,9 +56,14 @@ def signature_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: A
     hasher = hasher_of(cfg)
     _ = hasher.permutations  # computed here and shipped with the step: workers skip datasketch
     per_language = cfg.near_dedup.per_language
+    table = splitter_table(cfg, "near_dedup")
 
     def sign(doc: dict) -> Verdict:
-        sig = hasher.signature(doc["text"] or "")
+        split = None
+        if table is not None:
+            which = assignment(table, doc.get("lang_key"), doc.get("lang"))
+            split = partial(split_words_in, splitter=which)
+        sig = hasher.signature(doc["text"] or "", split)
         doc["minhash"] = sig.view("int32").tolist()
         keys = hasher.band_keys(sig)
         if per_language:

@@ -64,9 +64,13 @@ def _read_table(path: str) -> tuple[dict[str, Splitter], str]:
     return read_table(text.splitlines()), hashlib.sha256(text.encode()).hexdigest()
 
 
-def splitter_table(cfg: Config) -> dict[str, Splitter] | None:
-    """The word-splitter table when rules.word_splitter is per_language."""
-    if cfg.rules.word_splitter != "per_language":
+def _uses_table(cfg: Config) -> bool:
+    return "per_language" in (cfg.rules.word_splitter, cfg.near_dedup.word_splitter)
+
+
+def splitter_table(cfg: Config, user: str = "rules") -> dict[str, Splitter] | None:
+    """The word-splitter table when `user` (rules or near_dedup) splits per language."""
+    if getattr(cfg, user).word_splitter != "per_language":
         return None
     return _read_table(cfg.rules.word_splitters)[0]
 
@@ -75,6 +79,5 @@ def digest(cfg: Config) -> list[str | None]:
     """The content of the files this config reads: part of the stages' fingerprints."""
     return [
         _read_configs(cfg.recipes.configs)[1] if cfg.recipes.configs else None,
-        _read_table(cfg.rules.word_splitters)[1]
-        if cfg.rules.word_splitter == "per_language" else None,
+        _read_table(cfg.rules.word_splitters)[1] if _uses_table(cfg) else None,
     ]  # fmt: skip

@@ -11,6 +11,7 @@ hashfunc=shingle_hash)` updated with the same shingles (a test proves it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
@@ -146,8 +147,14 @@ class MinHasher:
             np.minimum(sig, y.min(axis=0), out=sig)
         return sig.astype(np.uint32)
 
-    def signature(self, text: str) -> np.ndarray:
-        return self.signature_of_hashes(shingle_hashes(simplify(text), self.k))
+    def signature(self, text: str, split: Callable[[str], list[str]] | None = None) -> np.ndarray:
+        """`split`: the words of the simplified text (a language's splitter, as datatrove's
+        MinhashDedupSignature(language=...) for FineWeb-2), else its space-separated words.
+        A word with spaces inside (pyvi's "sinh viên") stays one word."""
+        simple = simplify(text)
+        if split is not None:
+            simple = " ".join(w.replace(" ", "\xa0") for w in split(simple))
+        return self.signature_of_hashes(shingle_hashes(simple, self.k))
 
     def band_keys(self, sig: np.ndarray) -> np.ndarray:
         """One signed 64-bit key per band: a rolling hash of the band's rows."""
