@@ -183,10 +183,12 @@ def test_minhash_shingles_of_the_language_s_words(fw2):
     from pipeline.document.dedup.normalize import simplify
     from pipeline.stages.near_dedup import signature_step
 
-    a = ("我们今天去北京大学参观，然后在图书馆看书。他在公司的会议上介绍了新的项目计划。"
-         "这个城市的交通非常方便，地铁可以到达每一个地方。春天的时候，公园里开满了鲜花。"
-         "她每天早上跑步，然后吃一顿简单的早餐。学校明年将开设更多的外语课程。"
-         "这家餐厅的菜很好吃，价格也不贵。我们计划下个月去南方旅行，看看大海。")
+    a = (
+        "我们今天去北京大学参观，然后在图书馆看书。他在公司的会议上介绍了新的项目计划。"
+        "这个城市的交通非常方便，地铁可以到达每一个地方。春天的时候，公园里开满了鲜花。"
+        "她每天早上跑步，然后吃一顿简单的早餐。学校明年将开设更多的外语课程。"
+        "这家餐厅的菜很好吃，价格也不贵。我们计划下个月去南方旅行，看看大海。"
+    )
     b = a.replace("简单的早餐", "丰富的午餐")
     docs = [{"text": t, "lang": "zh", "lang_key": "cmn_Hani"} for t in (a, b)]
     signature_step(None, fw2).check(docs)
