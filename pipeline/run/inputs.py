@@ -21,9 +21,9 @@ from pipeline.document.text_inputs import TEXT_SUFFIXES
 from pipeline.document.warc.streams import is_url, open_stream
 from pipeline.location import Location
 
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz", ".arc", ".arc.gz")
 # every input a folder is searched for: archives and text datasets (JSONL, Parquet)
-WARC_SUFFIXES = ARCHIVE_SUFFIXES + TEXT_SUFFIXES
+INPUT_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz", ".arc", ".arc.gz",
+                  *TEXT_SUFFIXES)  # fmt: skip
 LISTING_SUFFIXES = (".paths", ".paths.gz")
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def archives_under(root: Path) -> list[str]:
             p = Path(entry.path)
             target = _resolved(p)
             if target is None:
-                if p.name.endswith(WARC_SUFFIXES):
+                if p.name.endswith(INPUT_SUFFIXES):
                     found.append(str(p))  # unreadable: the ledger says why
                 else:
                     log.warning("input %s is a broken link or a link loop: skipped", p)
@@ -109,7 +109,7 @@ def archives_under(root: Path) -> list[str]:
                 else:
                     seen.add(target)
                     stack.append(p)
-            elif p.name.endswith(WARC_SUFFIXES):
+            elif p.name.endswith(INPUT_SUFFIXES):
                 found.append(str(p))
     return sorted(found)
 
@@ -117,7 +117,7 @@ def archives_under(root: Path) -> list[str]:
 def archives_in_store(prefix: str) -> list[str]:
     """The archive files under an object-store or HDFS folder (`s3://bucket/crawl/`), sorted."""
     try:
-        found = [f.uri for f in Location.of(prefix).files() if f.name.endswith(WARC_SUFFIXES)]
+        found = [f.uri for f in Location.of(prefix).files() if f.name.endswith(INPUT_SUFFIXES)]
     except OSError as e:
         raise InputError(f"input {prefix}: cannot be listed: {e}") from e
     if not found:
@@ -144,7 +144,7 @@ def expand_inputs(args: list[str], listing_prefix: str) -> list[str]:
         elif (
             is_url(arg)
             and not arg.startswith(("http://", "https://"))
-            and not arg.endswith(WARC_SUFFIXES)
+            and not arg.endswith(INPUT_SUFFIXES)
         ):
             files.extend(archives_in_store(arg))
         elif is_url(arg):

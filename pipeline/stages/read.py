@@ -193,7 +193,8 @@ def _text_file_rows(
     unopened: Callable[[str], None] | None,
 ) -> Iterator[dict]:  # fmt: skip
     """The rows of a text dataset file (pipeline/document/text_inputs.py): a JSONL file is
-    read whole by split 0; a Parquet file's row groups are shared among the splits."""
+    read whole by split 0; a Parquet file's row groups are shared among the splits (over
+    http(s), which pyarrow cannot seek, split 0 copies it once and reads it all)."""
     import pyarrow as pa
 
     max_bytes = cfg.read.max_record_bytes
@@ -210,6 +211,10 @@ def _text_file_rows(
         with stream:
             yield from iter_jsonl_rows(stream, index, path, max_bytes)
         return
+    if path.startswith(("http://", "https://")):  # one local copy, read by split 0 alone
+        if split:
+            return
+        split, nsplits = 0, 1
     try:
         pf = _parquet_file(path, cfg)
     except TransportError:

@@ -11,6 +11,7 @@ hashfunc=shingle_hash)` updated with the same shingles (a test proves it).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from functools import cached_property
 
@@ -168,8 +169,6 @@ class MinHasher:
 def language_band_keys(keys: np.ndarray, language: str | None) -> np.ndarray:
     """Band keys of one language's own buckets: each key mixed with a stable 64-bit hash of
     the language (not Python's hash(), which differs between processes)."""
-    import hashlib
-
     salt = int.from_bytes(hashlib.blake2b((language or "").encode(), digest_size=8).digest(),
                           "little")  # fmt: skip
     return (keys.view(np.uint64) * _BAND_MUL + np.uint64(salt)).view(np.int64)

@@ -117,8 +117,10 @@ def write_mixture(
     before = {s: (d, t) for s, (d, t, _) in totals.items()}
     reh = load_rehydration(cfg, kept)
     rehydrated = _rehydrated_totals(kept, reh) if reh is not None else None
-    basis = totals if rehydrated is None else _by_source(rehydrated)
-    ep = plan_epochs({s: t for s, (_, t, _) in basis.items()}, cfg)
+    # the tokens each source's epochs are planned on: rehydrated, when rehydration is on
+    basis = {s: t for s, (_, t, _) in totals.items()} if rehydrated is None else _by_source(
+        rehydrated)  # fmt: skip
+    ep = plan_epochs(basis, cfg)
     mseed, sseed = cfg.mixture.seed, cfg.shards.seed
     extra = ["lang_key", "dup_cluster_size"] if reh is not None else []
     rows = kept.select(
@@ -217,7 +219,7 @@ def write_mixture(
                 "epochs": ep[s],
                 "docs_before": before[s][0],
                 "tokens_before": before[s][1],
-                "tokens_rehydrated": basis.get(s, (0, 0, 0))[1] if rehydrated is not None else None,
+                "tokens_rehydrated": basis.get(s, 0) if rehydrated is not None else None,
                 "docs_after": after.get(s, (0, 0, 0))[0],
                 "tokens_after": after.get(s, (0, 0, 0))[1],
                 "realised_epochs": after.get(s, (0, 0, 0))[1] / before[s][1]
@@ -227,7 +229,7 @@ def write_mixture(
             for s in sorted(before)
         },
         "total_tokens": total_tokens,
-        "rehydration": _rehydration_report(cfg, before, rehydrated),
+        "rehydration": _rehydration_report(cfg, rehydrated),
         "shards": len(shards),
         "compute": budget_report(
             total_tokens, cfg.budget.flops_per_gpu, cfg.budget.model_params, cfg.budget.gpus
@@ -254,48 +256,42 @@ def load_rehydration(cfg: Config, kept: DataFrame) -> Rehydration | None:
 
 def _rehydrated_totals(
     kept: DataFrame, reh: Rehydration
-) -> dict[tuple[str, str | None], tuple[int, int, int, int, int]]:
-    """(source, language key) -> (docs, tokens, text bytes, docs and tokens after
-    rehydration), from narrow columns."""
-    narrow = kept.select("source", "lang_key", "dup_cluster_size", "n_tokens",
-                         F.octet_length("text").alias("bytes"))  # fmt: skip
+) -> dict[tuple[str, str | None], tuple[int, int, int, int]]:
+    """(source, language key) -> (docs, tokens, docs and tokens after rehydration), from
+    narrow columns; one row per source and language reaches the driver."""
+    narrow = kept.select("source", "lang_key", "dup_cluster_size", "n_tokens")
     schema = pa.schema([pa.field("source", pa.string()), pa.field("lang_key", pa.string()),
-                        pa.field("n", pa.int64()), pa.field("n_tokens", pa.int64()),
-                        pa.field("bytes", pa.int64())])  # fmt: skip
+                        pa.field("n", pa.int64()), pa.field("n_tokens", pa.int64())])  # fmt: skip
 
     def count(batch: list[dict]) -> list[dict]:
         return [{**r, "n": reh.repeats(r["lang_key"], r["dup_cluster_size"]),
-                 "n_tokens": r["n_tokens"] or 0, "bytes": r["bytes"] or 0}
-                for r in batch]  # fmt: skip
+                 "n_tokens": r["n_tokens"] or 0} for r in batch]  # fmt: skip
 
     rows = narrow.mapInArrow(map_batches(count, schema), spark_schema(schema))
     return {
-        (r["source"], r["lang_key"]): (int(r["docs"]), int(r["tokens"]), int(r["bytes"]),
-                                       int(r["docs_r"]), int(r["tokens_r"]))
+        (r["source"], r["lang_key"]): (int(r["docs"]), int(r["tokens"]), int(r["docs_r"]),
+                                       int(r["tokens_r"]))
         for r in rows.groupBy("source", "lang_key")
         .agg(F.count("*").alias("docs"), F.sum("n_tokens").alias("tokens"),
-             F.sum("bytes").alias("bytes"), F.sum("n").alias("docs_r"),
-             F.sum(F.col("n") * F.col("n_tokens")).alias("tokens_r"))
+             F.sum("n").alias("docs_r"), F.sum(F.col("n") * F.col("n_tokens")).alias("tokens_r"))
         .collect()
     }  # fmt: skip
 
 
-def _by_source(rehydrated: dict) -> dict[str, tuple[int, int, int]]:
-    """source -> (docs, tokens, text bytes) as rehydration counts them."""
-    acc: dict[str, list[int]] = {}
-    for (source, _), (_, _, _, d_r, t_r) in rehydrated.items():
-        a = acc.setdefault(source, [0, 0])
-        a[0] += d_r
-        a[1] += t_r
-    return {s: (a[0], a[1], 0) for s, a in sorted(acc.items())}
+def _by_source(rehydrated: dict) -> dict[str, int]:
+    """source -> tokens, as rehydration counts them."""
+    out: dict[str, int] = {}
+    for (source, _), (_, _, _, t_r) in rehydrated.items():
+        out[source] = out.get(source, 0) + t_r
+    return out
 
 
-def _rehydration_report(cfg: Config, before: dict, rehydrated: dict | None) -> dict | None:
+def _rehydration_report(cfg: Config, rehydrated: dict | None) -> dict | None:
     """What rehydration did, per language key: documents and tokens before and after."""
     if rehydrated is None:
         return None
     langs: dict[str, list[int]] = {}
-    for (_, key), (d, t, _, d_r, t_r) in rehydrated.items():
+    for (_, key), (d, t, d_r, t_r) in rehydrated.items():
         a = langs.setdefault(key or "(no recipe)", [0, 0, 0, 0])
         for i, v in enumerate((d, t, d_r, t_r)):
             a[i] += v
