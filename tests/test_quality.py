@@ -108,7 +108,8 @@ def test_spark_naive_bayes_agrees_with_plain_python(spark, examples, tmp_path):
 
 @pytest.mark.spark
 def test_fasttext_backend_and_input_formats(spark, examples, tmp_path):
-    from pipeline.document.quality.fasttext_backend import FastTextQualityModel, meta_path
+    from pipeline.document.quality.fasttext_backend import meta_path
+    from pipeline.document.quality.model import load_quality_model
     from pipeline.run.train_quality import train_quality
 
     good, bad = examples
@@ -122,7 +123,7 @@ def test_fasttext_backend_and_input_formats(spark, examples, tmp_path):
     out = tmp_path / "ft.bin"
     report = train_quality(spark, [str(jsonl)], [str(parquet)], out, cfg)
     assert meta_path(out).is_file()
-    model = FastTextQualityModel.load(out)
+    model = load_quality_model(out, cfg.quality)
     article, spam = model.score_texts([ARTICLE_BREAD, SPAM])
     assert article > 0 > spam
     assert report["heldout"]["accuracy"] >= 0.9

@@ -76,12 +76,57 @@ def resolve(path: str, what: str, fix: str) -> Path:
     raise ModelError(f"{what} model {path} not found: {fix}")
 
 
-def digest(path: Path) -> str:
-    """sha256 of a model file: part of a stage's fingerprint, so a new model reruns it."""
+def fetch_remote_folder(uri: str) -> Path:
+    """A model folder at a URI (a Hugging Face `save_pretrained` folder on a store), copied
+    once to the driver's temporary folder (keyed by the URI and its files' names and sizes)."""
+    src = Location.of(uri)
+    try:
+        files = src.sized_files()
+    except OSError as e:
+        raise ModelError(
+            f"model folder {uri}: cannot be listed ({e}); check the URI and credentials"
+        ) from None
+    if not files:
+        raise ModelError(f"model folder {uri}: no such folder, or it is empty")
+    listing = "\0".join(f"{f.relative_to(src)}\0{n}" for f, n in files)
+    key = hashlib.sha256(f"{uri}\0{listing}".encode()).hexdigest()[:16]
+    dest = Path(tempfile.gettempdir()) / "curate-models" / key / src.name
+    for f, n in files:
+        target = dest / f.relative_to(src)
+        if not (target.is_file() and target.stat().st_size == n):
+            part = Location.of(str(target) + ".part")
+            f.copy(part)
+            os.replace(part.uri, target)
+    return dest
+
+
+def resolve_model(path: str, what: str, fix: str, folder: bool = False) -> Path:
+    """`resolve` for a model that is a file, or (folder=True) a folder."""
+    if not folder:
+        return resolve(path, what, fix)
+    if is_uri(path):
+        return fetch_remote_folder(path)
+    p = Path(path).expanduser()
+    for cand in (p, ROOT / p) if not p.is_absolute() else (p,):
+        if cand.is_dir():
+            return cand.resolve()
+    raise ModelError(f"{what} model folder {path} not found: {fix}")
+
+
+def digest(path: Path | list[Path]) -> str:
+    """sha256 of a model file (a folder: of its files' names and contents; a list: of each):
+    part of a stage's fingerprint, so a new model reruns it."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
+    paths = path if isinstance(path, list) else [path]
+    for p in paths:
+        p = Path(p)
+        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+        for f in files:
+            if p.is_dir():
+                h.update(str(f.relative_to(p)).encode() + b"\0")
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    h.update(chunk)
     return h.hexdigest()
 
 
@@ -113,13 +158,13 @@ _shipped: set[tuple[str, str]] = set()
 
 
 def ship(spark, path: Path) -> str:
-    """Send a model file to every executor (once per session: the language pre-filter and the
-    langid stage share lid.176); returns the name to open it by there."""
+    """Send a model file (or folder) to every executor (once per session: the language
+    pre-filter and the langid stage share lid.176); returns the name to open it by there."""
     key = (spark.sparkContext.applicationId, str(Path(path).resolve()))
     if key in _shipped:
         return Path(path).name
     try:
-        spark.sparkContext.addFile(str(path))
+        spark.sparkContext.addFile(str(path), recursive=Path(path).is_dir())
     except Exception as e:  # py4j error: the same file name registered from another path
         raise ModelError(
             f"model {path}: another file named {path.name} was already shipped in this "
@@ -146,7 +191,7 @@ def load_shipped(name: str, loader: Callable[[str], Any], variant: str = "") -> 
         from pyspark import SparkFiles
 
         path = SparkFiles.get(name)
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise EnvironmentFailure(
                 f"model {name} is not on this executor ({path}): it is shipped with "
                 "SparkContext.addFile by the driver; check that the driver's file server is "

@@ -231,7 +231,15 @@ def render_html(d: dict) -> str:
                              "best label's probability (lid.176)")]  # fmt: skip
     q = d["quality"]
     model = q.get("model")
-    if model:
+    if model and model.get("classifiers"):  # the registry: each published classifier
+        parts += ["<h2>Quality scores</h2>",
+                  _table(["classifier", "kind", "model", "preprocessing", "score", "column",
+                          "drops below"],
+                         [[c["name"], c["kind"], c["path"], c["preprocessing"],
+                           f"{c['output']} of {c['label'] or 'logit 0'}", c["score_column"],
+                           "" if c["threshold"] is None else c["threshold"]]
+                          for c in model["classifiers"]])]  # fmt: skip
+    elif model:
         toy = (" <strong>A toy model (fewer than 1,000 training documents): not for real "
                "data.</strong>") if model.get("toy") else ""  # fmt: skip
         parts += ["<h2>Quality scores</h2>",

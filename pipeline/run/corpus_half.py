@@ -40,7 +40,7 @@ from pipeline.stages.kept_rows import (
     narrow,
     write_lookup,
 )
-from pipeline.stages.registry import STAGE_METADATA
+from pipeline.stages.registry import stage_metadata
 from pipeline.stages.step import Stage
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ def output_frame(rows: DataFrame, cfg: Config) -> DataFrame:
             "extractor",
             "input_metadata",
             *[f"{name}_stats" for name in cfg.rules.rule_sets],
-            *[c for c in STAGE_METADATA if c in rows.columns],
+            *[c for c in stage_metadata(cfg) if c in rows.columns],
         ).alias("metadata"),
     )
 
@@ -172,7 +172,9 @@ def corpus_half(
     # the cores the cluster has once the documents pass ran (executors have registered).
     size_shuffles(spark, cfg)
     results: dict[str, StageResult] = {}
-    given = narrow(docs, keys)
+    # columns a corpus stage reads from another stage's step (scores): moved, never dropped
+    reads = [c for st in enabled if st.corpus and st.reads for c in st.reads(cfg)]
+    given = narrow(docs, [*keys, *(c for c in reads if c not in keys)])
     frames = [docs]
     prev = given
     for st in (st for st in enabled if st.corpus):
@@ -182,7 +184,9 @@ def corpus_half(
             st.name,
             out / "_stages" / st.name,
             fp,
-            lambda st=st, prev=prev: st.corpus(spark, kept(prev), cfg),
+            lambda st=st, prev=prev: st.corpus(
+                spark, kept(prev), cfg, **({"out": out} if st.stored else {})
+            ),
             cfg.output.compression,
             force=force,
             io=cfg.output.spark_io,
@@ -211,7 +215,7 @@ def corpus_half(
             cfg.output.file_bytes / DATA_BYTES_PER_TEXT_BYTE, cfg.output.data_files)  # fmt: skip
         if len(frames) == 1:  # no corpus stage: every kept document goes on
             return merge(base, None, [], n_inputs, 1, running, fields, bounds)
-        added = added_columns(frames[-1], given.columns)
+        added = added_columns(frames[-1], given.columns)  # reads stay in base: not added
         arrow = to_arrow_schema(frames[-1].select(*added).schema)
         groups = lookup_groups(n_inputs, sc.defaultParallelism)
         lookup_dir.delete()

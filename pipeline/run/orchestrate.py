@@ -45,7 +45,7 @@ from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, damage_lines, damage_repo
 from pipeline.run.preflight import check_run
 from pipeline.run.stage_store import StageResult
 from pipeline.stages.decontamination import summary as decont_summary
-from pipeline.stages.quality import quality_model_path
+from pipeline.stages.quality import quality_model_paths
 from pipeline.stages.registry import enabled_stages
 from pipeline.stages.step import Stage
 from pipeline.stages.tokenize import driver_tokenizer
@@ -136,7 +136,18 @@ def _quality_model(cfg: Config) -> dict | None:
         return None
     from pipeline.document.quality.model import TOY_DOCUMENTS, describe
 
-    d = describe(quality_model_path(cfg), cfg.quality.backend)
+    if cfg.quality.classifiers:  # the registry: published models, described by their conf
+        out = []
+        for c, path in zip(cfg.quality.classifiers, quality_model_paths(cfg), strict=True):
+            drop = "" if c.threshold is None else f", drop < {c.threshold:g}"
+            log.info("quality classifier %s: %s (%s, %s preprocessing, %s of %s -> %s%s)",
+                     c.name, path, c.kind, c.preprocessing, c.output, c.label or "logit 0",
+                     c.score_column, drop)  # fmt: skip
+            out.append({"name": c.name, "path": str(path), "kind": c.kind,
+                        "preprocessing": c.preprocessing, "output": c.output, "label": c.label,
+                        "score_column": c.score_column, "threshold": c.threshold})  # fmt: skip
+        return {"classifiers": out}
+    d = describe(quality_model_paths(cfg)[0], cfg.quality.backend)
     log.info("quality classifier: %s (%s, trained on %s documents)", d["path"], d["backend"],
              d["documents"] or "an unknown number of")  # fmt: skip
     if d["toy"]:

@@ -1,57 +1,76 @@
-"""Stage `quality`: score each document with the quality classifier; below the threshold it is
-`quality:below_threshold`. Documents in languages the model does not judge pass, unscored."""
+"""Stage `quality`: every classifier of the registry (quality.classifiers, or the one trained
+model) scores the documents in its languages into its score column; a document below a
+classifier's threshold is `quality:below_threshold`, naming the classifier. Documents in
+languages a classifier does not judge pass, unscored by it.
+
+Each Python worker loads each model once (pipeline/engine/models.py `load_shipped`) and
+scores the documents of a task's Arrow batches in lists (transformers: in batches of
+`batch_size` texts per forward pass)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from pipeline.config import Config
+from pipeline.config import ClassifierConf, Config
+from pipeline.document.quality.classifiers import load_classifier
 from pipeline.document.quality.fasttext_backend import meta_path
-from pipeline.document.quality.model import load_quality_model
-from pipeline.engine.models import load_shipped, resolve, ship
+from pipeline.engine.models import load_shipped, resolve_model, ship
 from pipeline.stages.step import DocumentStep, Drop, Stage, Verdict
 
-QUALITY_FIELDS = [pa.field("quality_score", pa.float64())]
+FOLDER_KINDS = ("transformers", "onnx")  # a save_pretrained folder, not a file
 
 
-def quality_model_path(cfg: Config) -> Path:
-    return resolve(
-        cfg.quality.model,
-        "quality classifier",
-        "run `make models` (trains the default toy model), train your own with "
-        "`curate train-quality`, or set quality.enabled: false",
-    )
+def classifier_path(cfg: Config, c: ClassifierConf) -> Path:
+    if not cfg.quality.classifiers:  # the trained model of quality.model
+        fix = ("run `make models` (trains the default toy model), train your own with "
+               "`curate train-quality`, or set quality.enabled: false")  # fmt: skip
+    elif c.kind in FOLDER_KINDS:
+        fix = (f"put the model's folder (config.json, weights, tokenizer files"
+               f"{', model.onnx' if c.kind == 'onnx' else ''}) there, e.g. "
+               "`huggingface-cli download <repo> --local-dir <path>` on a machine with access, "
+               "or set quality.enabled: false")  # fmt: skip
+    else:
+        fix = "put the published model file there, or set quality.enabled: false"
+    return resolve_model(c.path, f"quality classifier {c.name!r} ({c.kind})", fix,
+                         folder=c.kind in FOLDER_KINDS)  # fmt: skip
+
+
+def quality_model_paths(cfg: Config) -> list[Path]:
+    return [classifier_path(cfg, c) for c in cfg.quality.registry()]
+
+
+def score_fields(cfg: Config) -> list[pa.Field]:
+    return [pa.field(c.score_column, pa.float64()) for c in cfg.quality.registry()]
 
 
 def quality_step(spark: SparkSession, cfg: Config) -> DocumentStep:
-    conf = cfg.quality
-    path = quality_model_path(cfg)
-    name = ship(spark, path)
-    if conf.backend == "fasttext" and meta_path(path).is_file():
-        ship(spark, meta_path(path))
+    shipped: list[tuple[ClassifierConf, str]] = []
+    for c in cfg.quality.registry():
+        path = classifier_path(cfg, c)
+        shipped.append((c, ship(spark, path)))
+        if c.kind == "fasttext" and meta_path(path).is_file():
+            ship(spark, meta_path(path))
 
     def score(docs: list[dict]) -> list[Verdict]:
-        model = load_shipped(
-            name, lambda p: load_quality_model(p, conf), f"{conf.backend}:{conf.use_prior}"
-        )
-        judged = [d for d in docs if conf.applies_to(d.get("lang"))]
-        for doc in docs:
-            doc["quality_score"] = None
-        for doc, s in zip(judged, model.score_texts([d["text"] or "" for d in judged]),
-                          strict=True):  # fmt: skip
-            doc["quality_score"] = s
-        return [
-            Drop("below_threshold", f"{s:.3f} < {conf.threshold:g}")
-            if (s := d["quality_score"]) is not None and s < conf.threshold
-            else None
-            for d in docs
-        ]
+        verdicts: list[Verdict] = [None] * len(docs)
+        for c, name in shipped:
+            model = load_shipped(name, partial(load_classifier, conf=c), c.model_dump_json())
+            judged = [i for i, d in enumerate(docs) if c.applies_to(d.get("lang"))]
+            for d in docs:
+                d[c.score_column] = None
+            scores = model.score_texts([docs[i]["text"] or "" for i in judged])
+            for i, s in zip(judged, scores, strict=True):
+                docs[i][c.score_column] = s
+                if c.threshold is not None and s < c.threshold and verdicts[i] is None:
+                    verdicts[i] = Drop("below_threshold", f"{c.name} {s:.4g} < {c.threshold:g}")
+        return verdicts
 
-    return DocumentStep(QUALITY_FIELDS, score)
+    return DocumentStep(score_fields(cfg), score)
 
 
-STAGE = Stage("quality", step=quality_step, model=quality_model_path,
+STAGE = Stage("quality", step=quality_step, model=quality_model_paths,
               enabled=lambda c: c.quality.enabled)  # fmt: skip

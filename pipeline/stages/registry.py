@@ -14,6 +14,7 @@ from pipeline.stages import (
     near_dedup,
     pii,
     quality,
+    quality_buckets,
     rules,
     tokenize,
 )
@@ -35,6 +36,7 @@ STAGES: list[Stage] = [
     decontamination.STAGE,  # after the filters (it reads their kept text), before dedup keys
     exact_dedup.STAGE,
     near_dedup.STAGE,
+    quality_buckets.STAGE,  # after dedup: the percentiles of the corpus that is kept
     pii.STAGE,
     tokenize.STAGE,
 ]
@@ -42,6 +44,7 @@ STAGES: list[Stage] = [
 # Per-document columns stages add, published in data/'s metadata struct when present.
 STAGE_METADATA = (
     "quality_score",
+    "quality_bucket",
     "exact_copies",
     "dup_cluster",
     "dup_cluster_size",
@@ -55,3 +58,9 @@ STAGE_METADATA = (
 
 def enabled_stages(cfg: Config) -> list[Stage]:
     return [st for st in STAGES if st.enabled(cfg)]
+
+
+def stage_metadata(cfg: Config) -> list[str]:
+    """STAGE_METADATA and the score column of each classifier in the quality registry."""
+    scores = [c.score_column for c in cfg.quality.registry()] if cfg.quality.enabled else []
+    return [*STAGE_METADATA, *(c for c in scores if c not in STAGE_METADATA)]

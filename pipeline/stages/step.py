@@ -169,6 +169,10 @@ class Stage:
     # None: it drops nothing (but errors), and the funnel leaves it out
     passed: str | None = ""
     final: bool = False  # its step runs on the documents every other stage kept
+    # columns its corpus half reads that another stage's step wrote (they stay in data/)
+    reads: Callable[[Config], list[str]] | None = None
+    # its corpus half keeps state in the output: it is called with the output's Location
+    stored: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ledger", self.ledger or self.name)

@@ -1,4 +1,5 @@
-"""Load the configured quality model, whichever backend: both score lists of texts."""
+"""The model `curate train-quality` trains, loaded as the classifier registry loads it, and
+what it was trained on."""
 
 from __future__ import annotations
 
@@ -6,14 +7,13 @@ import json
 from pathlib import Path
 
 from pipeline.config import QualityConf
-from pipeline.document.quality.fasttext_backend import FastTextQualityModel, meta_path
-from pipeline.document.quality.naive_bayes import NaiveBayesModel
+from pipeline.document.quality.classifiers import Scorer, load_classifier
+from pipeline.document.quality.fasttext_backend import meta_path
 
 
-def load_quality_model(path: str | Path, conf: QualityConf):
-    if conf.backend == "naive_bayes":
-        return NaiveBayesModel.load(path, use_prior=conf.use_prior)
-    return FastTextQualityModel.load(path)
+def load_quality_model(path: str | Path, conf: QualityConf) -> Scorer:
+    """The trained model of quality.backend / quality.model (scores: log-odds)."""
+    return load_classifier(path, conf.model_copy(update={"classifiers": []}).registry()[0])
 
 
 # Below this many training documents a model is a toy: fine for the demo and the tests, never

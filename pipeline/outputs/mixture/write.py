@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from pipeline.config import Config
 from pipeline.location import Location
 from pipeline.outputs.budget import budget_report
+from pipeline.outputs.mixture.quality_groups import NO_GROUP, GroupWeights
 from pipeline.outputs.mixture.rehydration import Rehydration
 from pipeline.outputs.mixture.sampling import copies, uniform
 from pipeline.outputs.tokens.megatron import dtype_code as megatron_dtype_code
@@ -116,13 +117,16 @@ def write_mixture(
         totals = source_totals(kept)
     before = {s: (d, t) for s, (d, t, _) in totals.items()}
     reh = load_rehydration(cfg, kept)
-    rehydrated = _rehydrated_totals(kept, reh) if reh is not None else None
-    # the tokens each source's epochs are planned on: rehydrated, when rehydration is on
-    basis = {s: t for s, (_, t, _) in totals.items()} if rehydrated is None else _by_source(
-        rehydrated)  # fmt: skip
+    gw = load_groups(cfg, kept)
+    factor = _factor(reh, gw)  # a document's copies before the draw (None: 1 each)
+    extra = _factor_columns(reh, gw)
+    weighted = _weighted_totals(kept, factor, extra) if factor is not None else None
+    # the tokens each source's epochs are planned on: rehydrated and weighted by quality
+    # group, when those are on
+    basis = {s: t for s, (_, t, _) in totals.items()} if weighted is None else _by_source(
+        weighted)  # fmt: skip
     ep = plan_epochs(basis, cfg)
     mseed, sseed = cfg.mixture.seed, cfg.shards.seed
-    extra = ["lang_key", "dup_cluster_size"] if reh is not None else []
     rows = kept.select(
         F.col("doc_id").alias("id"), "text", "url", "source", "lang", "tokens", "n_tokens", *extra
     )
@@ -138,19 +142,19 @@ def write_mixture(
         outr = []
         for r in batch:
             epochs = ep.get(r["source"], 0.0)
-            if reh is not None:  # rehydrated: the document counts `repeats` times
-                epochs *= reh.repeats(r["lang_key"], r["dup_cluster_size"])
+            if factor is not None:  # rehydrated, weighted: the document counts that often
+                epochs *= factor(r)
             for k in copies(r["id"], epochs, mseed):
                 outr.append({**r, "repeat": k, "order": uniform(r["id"], sseed, k)})
         return outr
 
     mixed = rows.mapInArrow(map_batches(draw, mixed_schema), spark_schema(mixed_schema))
-    if reh is None and all(e == int(e) for e in ep.values()):
+    if factor is None and all(e == int(e) for e in ep.values()):
         # whole epochs (natural mode: all 1): every document has exactly e copies
         after = {s: (d * int(ep[s]), t * int(ep[s]), b * int(ep[s]))
                  for s, (d, t, b) in totals.items()}  # fmt: skip
     else:
-        after = _drawn_totals(kept, ep, mseed, reh)  # narrow: no text, no tokens
+        after = _drawn_totals(kept, ep, mseed, factor, extra)  # narrow: no text, no tokens
     total_rows = sum(d for d, _, _ in after.values())
     total_bytes = sum(b for _, _, b in after.values())
     sc = cfg.shards
@@ -219,7 +223,7 @@ def write_mixture(
                 "epochs": ep[s],
                 "docs_before": before[s][0],
                 "tokens_before": before[s][1],
-                "tokens_rehydrated": basis.get(s, 0) if rehydrated is not None else None,
+                "tokens_rehydrated": basis.get(s, 0) if weighted is not None else None,
                 "docs_after": after.get(s, (0, 0, 0))[0],
                 "tokens_after": after.get(s, (0, 0, 0))[1],
                 "realised_epochs": after.get(s, (0, 0, 0))[1] / before[s][1]
@@ -229,7 +233,8 @@ def write_mixture(
             for s in sorted(before)
         },
         "total_tokens": total_tokens,
-        "rehydration": _rehydration_report(cfg, rehydrated),
+        "rehydration": _rehydration_report(cfg, weighted) if reh is not None else None,
+        "quality_groups": _groups_report(cfg, weighted) if gw is not None else None,
         "shards": len(shards),
         "compute": budget_report(
             total_tokens, cfg.budget.flops_per_gpu, cfg.budget.model_params, cfg.budget.gpus
@@ -254,63 +259,110 @@ def load_rehydration(cfg: Config, kept: DataFrame) -> Rehydration | None:
     return Rehydration.load(path)
 
 
-def _rehydrated_totals(
-    kept: DataFrame, reh: Rehydration
-) -> dict[tuple[str, str | None], tuple[int, int, int, int]]:
-    """(source, language key) -> (docs, tokens, docs and tokens after rehydration), from
-    narrow columns; one row per source and language reaches the driver."""
-    narrow = kept.select("source", "lang_key", "dup_cluster_size", "n_tokens")
+def load_groups(cfg: Config, kept: DataFrame) -> GroupWeights | None:
+    """mixture.quality_groups' weights by ensemble bucket, or None when there are none."""
+    groups = cfg.mixture.quality_groups
+    if not groups:
+        return None
+    if "quality_bucket" not in kept.columns:
+        raise MixtureError(
+            "mixture.quality_groups weighs documents by their quality bucket: turn on quality "
+            "with quality.ensemble.enabled: true (conf/nemotron-cc.yaml), or set "
+            "mixture.quality_groups: {}"
+        )
+    return GroupWeights(groups, cfg.quality.ensemble.buckets)
+
+
+def _factor_columns(reh: Rehydration | None, gw: GroupWeights | None) -> list[str]:
+    return (["lang_key", "dup_cluster_size"] if reh is not None else []) + (
+        ["quality_bucket"] if gw is not None else [])  # fmt: skip
+
+
+def _factor(reh: Rehydration | None, gw: GroupWeights | None):
+    """A row's count before the draw: its rehydration repeats times its quality group's
+    weight; None when neither is on."""
+    if reh is None and gw is None:
+        return None
+
+    def factor(r: dict) -> float:
+        n = float(reh.repeats(r["lang_key"], r["dup_cluster_size"])) if reh is not None else 1.0
+        return n * gw.weight(r["quality_bucket"]) if gw is not None else n
+
+    return factor
+
+
+def _weighted_totals(
+    kept: DataFrame, factor, extra: list[str]
+) -> dict[tuple[str, str | None, int | None], tuple[int, int, float, float]]:
+    """(source, language key, quality bucket) -> (docs, tokens, and both counted `factor`
+    times), from narrow columns; one row per source, language and bucket reaches the driver."""
+    cols = ["source", "n_tokens", *extra]
+    narrow = kept.select(*cols)
     schema = pa.schema([pa.field("source", pa.string()), pa.field("lang_key", pa.string()),
-                        pa.field("n", pa.int64()), pa.field("n_tokens", pa.int64())])  # fmt: skip
+                        pa.field("bucket", pa.int32()), pa.field("n", pa.float64()),
+                        pa.field("n_tokens", pa.int64())])  # fmt: skip
 
     def count(batch: list[dict]) -> list[dict]:
-        return [{**r, "n": reh.repeats(r["lang_key"], r["dup_cluster_size"]),
+        return [{"source": r["source"], "lang_key": r.get("lang_key"),
+                 "bucket": r.get("quality_bucket"), "n": factor(r),
                  "n_tokens": r["n_tokens"] or 0} for r in batch]  # fmt: skip
 
     rows = narrow.mapInArrow(map_batches(count, schema), spark_schema(schema))
     return {
-        (r["source"], r["lang_key"]): (int(r["docs"]), int(r["tokens"]), int(r["docs_r"]),
-                                       int(r["tokens_r"]))
-        for r in rows.groupBy("source", "lang_key")
+        (r["source"], r["lang_key"], r["bucket"]): (int(r["docs"]), int(r["tokens"]),
+                                                    float(r["docs_w"]), float(r["tokens_w"]))
+        for r in rows.groupBy("source", "lang_key", "bucket")
         .agg(F.count("*").alias("docs"), F.sum("n_tokens").alias("tokens"),
-             F.sum("n").alias("docs_r"), F.sum(F.col("n") * F.col("n_tokens")).alias("tokens_r"))
+             F.sum("n").alias("docs_w"), F.sum(F.col("n") * F.col("n_tokens")).alias("tokens_w"))
         .collect()
     }  # fmt: skip
 
 
-def _by_source(rehydrated: dict) -> dict[str, int]:
-    """source -> tokens, as rehydration counts them."""
-    out: dict[str, int] = {}
-    for (source, _), (_, _, _, t_r) in rehydrated.items():
-        out[source] = out.get(source, 0) + t_r
-    return out
+def _by_source(weighted: dict) -> dict[str, int]:
+    """source -> tokens, as rehydration and the quality groups count them."""
+    out: dict[str, float] = {}
+    for (source, _, _), (_, _, _, t_w) in weighted.items():
+        out[source] = out.get(source, 0.0) + t_w
+    return {s: round(t) for s, t in out.items()}
 
 
-def _rehydration_report(cfg: Config, rehydrated: dict | None) -> dict | None:
-    """What rehydration did, per language key: documents and tokens before and after."""
-    if rehydrated is None:
-        return None
-    langs: dict[str, list[int]] = {}
-    for (_, key), (d, t, d_r, t_r) in rehydrated.items():
-        a = langs.setdefault(key or "(no recipe)", [0, 0, 0, 0])
-        for i, v in enumerate((d, t, d_r, t_r)):
-            a[i] += v
-    tot = [sum(a[i] for a in langs.values()) for i in range(4)]
-    return {
-        "table": cfg.mixture.rehydration,
-        "docs_before": tot[0], "tokens_before": tot[1],
-        "docs_after": tot[2], "tokens_after": tot[3],
-        "languages": {k: {"docs_before": a[0], "tokens_before": a[1], "docs_after": a[2],
-                          "tokens_after": a[3]} for k, a in sorted(langs.items())},
-    }  # fmt: skip
+def _report(weighted: dict, key) -> dict[str, dict]:
+    sums: dict[str, list[float]] = {}
+    for k, v in weighted.items():
+        a = sums.setdefault(key(k), [0, 0, 0.0, 0.0])
+        for i, x in enumerate(v):
+            a[i] += x
+    return {k: {"docs_before": a[0], "tokens_before": a[1], "docs_after": round(a[2]),
+                "tokens_after": round(a[3])} for k, a in sorted(sums.items())}  # fmt: skip
+
+
+def _totals(parts: dict[str, dict]) -> dict:
+    return {k: sum(p[k] for p in parts.values())
+            for k in ("docs_before", "tokens_before", "docs_after", "tokens_after")}  # fmt: skip
+
+
+def _rehydration_report(cfg: Config, weighted: dict) -> dict:
+    """What rehydration (and the quality groups, when on) did, per language key: documents
+    and tokens before and after."""
+    langs = _report(weighted, lambda k: k[1] or "(no recipe)")
+    return {"table": cfg.mixture.rehydration, **_totals(langs), "languages": langs}
+
+
+def _groups_report(cfg: Config, weighted: dict) -> dict:
+    """Documents and tokens per quality group, before and after its weight (and rehydration,
+    when on)."""
+    gw = GroupWeights(cfg.mixture.quality_groups, cfg.quality.ensemble.buckets)
+    groups = _report(weighted, lambda k: gw.group(k[2]))
+    for name, g in groups.items():
+        g["weight"] = cfg.mixture.quality_groups[name].weight if name != NO_GROUP else 1.0
+    return {**_totals(groups), "groups": groups}
 
 
 def _drawn_totals(
-    kept: DataFrame, ep: dict[str, float], seed: int, reh: Rehydration | None = None
+    kept: DataFrame, ep: dict[str, float], seed: int, factor=None, extra: list[str] = ()
 ) -> dict[str, tuple[int, int, int]]:
     """source -> (docs, tokens, text bytes) after the draw, from narrow columns: the copies
     of each document are drawn again where the shards are written (the same hash)."""
-    extra = ["lang_key", "dup_cluster_size"] if reh is not None else []
     narrow = kept.select(F.col("doc_id").alias("id"), "source", "n_tokens",
                          F.octet_length("text").alias("bytes"), *extra)  # fmt: skip
     schema = pa.schema([pa.field("source", pa.string()), pa.field("n", pa.int64()),
@@ -321,8 +373,8 @@ def _drawn_totals(
         out = []
         for r in batch:
             epochs = ep.get(r["source"], 0.0)
-            if reh is not None:
-                epochs *= reh.repeats(r["lang_key"], r["dup_cluster_size"])
+            if factor is not None:
+                epochs *= factor(r)
             n = len(copies(r["id"], epochs, seed))
             out.append({"source": r["source"], "n": n, "n_tokens": (r["n_tokens"] or 0) * n,
                         "bytes": (r["bytes"] or 0) * n})  # fmt: skip

@@ -1,0 +1,188 @@
+"""Quality classifiers by kind, each loaded from its published format and scoring a list of
+texts in batches: fastText .bin, Hugging Face sequence classification folders
+(`save_pretrained`: config, weights, tokenizer), ONNX exports of those, and the project's own
+naive Bayes. Per-document logic only: Spark ships the files and calls `load_classifier` once
+per Python worker (pipeline/stages/quality.py).
+
+Each scorer reproduces its reference inference exactly (tests/test_classifiers.py):
+- fastText: `model.predict(text)`, the top label's probability, or 1 minus it when the top
+  label is another one (DCLM's classify_fasttext_hq_prob); with more than two labels, the
+  label's own probability among all (`k=-1`).
+- transformers: `tokenizer(texts, padding="longest", truncation=True)` then the model's
+  forward without gradients; `regression` is logits[:, 0] as float (FineWeb-Edu's
+  `logits.squeeze(-1).float()`), `probability` the softmax of `label`'s logit. A CUDA device
+  when torch sees one, else the CPU: the same code.
+- onnx: the same tokenizer call (NumPy arrays), the model's inputs by name, its first output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from pipeline.config import ClassifierConf
+from pipeline.document.quality.preprocess import PREPROCESSING
+
+_EPS = 1e-6  # log-odds of probabilities 0 and 1 stay finite
+
+
+class Scorer(Protocol):
+    def score_texts(self, texts: Sequence[str]) -> list[float]: ...
+
+
+def _log_odds(p: float) -> float:
+    p = min(max(p, _EPS), 1 - _EPS)
+    return math.log(p / (1 - p))
+
+
+class FastTextScorer:
+    def __init__(self, model, conf: ClassifierConf):
+        self.model, self.conf = model, conf
+        self.prep = PREPROCESSING[conf.preprocessing]
+        labels = list(model.get_labels())
+        if conf.label not in labels:
+            raise ValueError(f"classifier {conf.name}: label {conf.label} is not one of the "
+                             f"model's labels {labels[:10]}")  # fmt: skip
+        self.binary = len(labels) == 2
+
+    def score_texts(self, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        lines = [self.prep(t) for t in texts]
+        label = self.conf.label
+        out = []
+        if self.binary:  # DCLM: k=1, and 1 - p when the top label is the other one
+            tops, probs = self.model.predict(lines, k=1)
+            for top, p in zip(tops, probs, strict=True):
+                q = float(p[0])
+                out.append(q if top[0] == label else 1.0 - q)
+        else:
+            tops, probs = self.model.predict(lines, k=-1)
+            for labs, ps in zip(tops, probs, strict=True):
+                out.append(dict(zip(labs, (float(x) for x in ps), strict=True)).get(label, 0.0))
+        if self.conf.output == "log_odds":
+            return [_log_odds(p) for p in out]
+        return out
+
+
+def _label_index(id2label: dict, conf: ClassifierConf) -> int:
+    names = {str(v): int(k) for k, v in id2label.items()}
+    if conf.label not in names:
+        raise ValueError(f"classifier {conf.name}: label {conf.label} is not among the model's "
+                         f"labels {sorted(names)}")  # fmt: skip
+    return names[conf.label]
+
+
+def _tokenizer(folder: str | Path, conf: ClassifierConf):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    if conf.max_length:
+        tok.model_max_length = conf.max_length
+    return tok
+
+
+def _batches(texts: list[str], size: int):
+    for i in range(0, len(texts), size):
+        yield texts[i : i + size]
+
+
+def _from_logits(logits: np.ndarray, conf: ClassifierConf, index: int | None) -> list[float]:
+    logits = logits.astype(np.float32)
+    if conf.output == "regression":
+        return [float(x) for x in logits[:, 0]]
+    z = logits - logits.max(axis=1, keepdims=True)
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    col = [float(x) for x in p[:, index]]
+    return [_log_odds(x) for x in col] if conf.output == "log_odds" else col
+
+
+class TransformersScorer:
+    def __init__(self, folder: str | Path, conf: ClassifierConf):
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        self.torch, self.conf = torch, conf
+        self.prep = PREPROCESSING[conf.preprocessing]
+        self.tok = _tokenizer(folder, conf)
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model = AutoModelForSequenceClassification.from_pretrained(str(folder))
+        self.model.to(self.device).eval()
+        self.index = (None if conf.output == "regression"
+                      else _label_index(self.model.config.id2label, conf))  # fmt: skip
+
+    def score_texts(self, texts: Sequence[str]) -> list[float]:
+        out: list[float] = []
+        for batch in _batches([self.prep(t) for t in texts], self.conf.batch_size):
+            enc = self.tok(batch, return_tensors="pt", padding="longest", truncation=True)
+            enc = {k: v.to(self.device) for k, v in enc.items()}
+            with self.torch.no_grad():
+                logits = self.model(**enc).logits.float().cpu().numpy()
+            out.extend(_from_logits(logits, self.conf, self.index))
+        return out
+
+
+class OnnxScorer:
+    MODEL = "model.onnx"
+
+    def __init__(self, folder: str | Path, conf: ClassifierConf):
+        import json
+
+        import onnxruntime as ort
+
+        self.conf = conf
+        self.prep = PREPROCESSING[conf.preprocessing]
+        self.tok = _tokenizer(folder, conf)
+        providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
+                     if p in ort.get_available_providers()]  # fmt: skip
+        self.session = ort.InferenceSession(str(Path(folder) / self.MODEL), providers=providers)
+        self.inputs = [i.name for i in self.session.get_inputs()]
+        self.index = None
+        if conf.output != "regression":
+            cfg = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+            self.index = _label_index(cfg.get("id2label", {}), conf)
+
+    def score_texts(self, texts: Sequence[str]) -> list[float]:
+        out: list[float] = []
+        for batch in _batches([self.prep(t) for t in texts], self.conf.batch_size):
+            enc = self.tok(batch, return_tensors="np", padding="longest", truncation=True)
+            feed = {}
+            for name in self.inputs:
+                if name not in enc:
+                    raise ValueError(f"classifier {self.conf.name}: the ONNX model wants input "
+                                     f"{name!r}, the tokenizer gives {sorted(enc)}")  # fmt: skip
+                feed[name] = enc[name].astype(np.int64)
+            logits = self.session.run(None, feed)[0]
+            out.extend(_from_logits(np.asarray(logits), self.conf, self.index))
+        return out
+
+
+class NaiveBayesScorer:
+    def __init__(self, path: str | Path, conf: ClassifierConf):
+        from pipeline.document.quality.naive_bayes import NaiveBayesModel
+
+        self.model = NaiveBayesModel.load(path, use_prior=conf.use_prior)
+
+    def score_texts(self, texts: Sequence[str]) -> list[float]:
+        return self.model.score_texts(list(texts))
+
+
+def load_classifier(path: str | Path, conf: ClassifierConf) -> Scorer:
+    """The scorer of `conf.kind` from the file or folder at `path`."""
+    if conf.kind == "fasttext":
+        import fasttext
+
+        from pipeline.document.quality.fasttext_backend import check_tokenizer
+
+        if conf.preprocessing == "words":
+            check_tokenizer(path)
+        return FastTextScorer(fasttext.load_model(str(path)), conf)
+    if conf.kind == "transformers":
+        return TransformersScorer(path, conf)
+    if conf.kind == "onnx":
+        return OnnxScorer(path, conf)
+    return NaiveBayesScorer(path, conf)
