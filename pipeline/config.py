@@ -342,6 +342,11 @@ class ClassifierConf(_Section):
     # regression: logits[:, 0] (FineWeb-Edu: 0-5); probability: of `label`; log_odds:
     # log(p / (1 - p)) of `label` (the models `curate train-quality` writes)
     output: Literal["regression", "probability", "log_odds"] = "probability"
+    # The score written is clipped to [low, high] (NeMo Curator's FineWeb classifiers: [0, 5])
+    clip: tuple[float, float] | None = None
+    # The threshold compares int(round(score)) (FineWeb-Edu's int_score: `int_score >= 3`
+    # keeps a page; Python's round, halves to even); false: the score itself
+    integer: bool = False
     max_length: int | None = Field(None, ge=1)  # tokens; null: the tokenizer's model_max_length
     batch_size: int = Field(32, ge=1)  # texts per forward pass (transformers, onnx)
     score_column: str = Field("", pattern=r"^([a-z][a-z0-9_]*)?$")  # default: <name>_score
@@ -616,6 +621,19 @@ class Config(_Section):
     shards: ShardsConf = Field(default_factory=ShardsConf)
     budget: BudgetConf = Field(default_factory=BudgetConf)
     output: OutputConf = Field(default_factory=OutputConf)
+
+    @model_validator(mode="after")
+    def _quality_groups(self) -> Config:
+        groups = self.mixture.quality_groups
+        if groups and not (self.quality.enabled and self.quality.ensemble.enabled):
+            raise ValueError("mixture.quality_groups weigh documents by quality.ensemble's "
+                             "buckets: set quality.enabled and quality.ensemble.enabled, or "
+                             "mixture.quality_groups: {}")  # fmt: skip
+        if groups:  # buckets within range, each in one group at most
+            from pipeline.outputs.mixture.quality_groups import GroupWeights
+
+            GroupWeights(groups, self.quality.ensemble.buckets)
+        return self
 
     def section_hash(self, *names: str) -> str:
         """Stable hash of the named sections (all when none): a stage reruns when its changes."""

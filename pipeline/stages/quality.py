@@ -16,7 +16,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from pipeline.config import ClassifierConf, Config
-from pipeline.document.quality.classifiers import load_classifier
+from pipeline.document.quality.classifiers import below, finish, load_classifier
 from pipeline.document.quality.fasttext_backend import meta_path
 from pipeline.engine.models import load_shipped, resolve_model, ship
 from pipeline.stages.step import DocumentStep, Drop, Stage, Verdict
@@ -64,9 +64,9 @@ def quality_step(spark: SparkSession, cfg: Config) -> DocumentStep:
                 d[c.score_column] = None
             scores = model.score_texts([docs[i]["text"] or "" for i in judged])
             for i, s in zip(judged, scores, strict=True):
-                docs[i][c.score_column] = s
-                if c.threshold is not None and s < c.threshold and verdicts[i] is None:
-                    verdicts[i] = Drop("below_threshold", f"{c.name} {s:.4g} < {c.threshold:g}")
+                docs[i][c.score_column] = s = finish(c, s)
+                if verdicts[i] is None and (why := below(c, s)) is not None:
+                    verdicts[i] = Drop("below_threshold", why)
         return verdicts
 
     return DocumentStep(score_fields(cfg), score)

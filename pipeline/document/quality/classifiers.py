@@ -79,6 +79,9 @@ def _label_index(id2label: dict, conf: ClassifierConf) -> int:
 
 def _tokenizer(folder: str | Path, conf: ClassifierConf):
     from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # executors' logs: no bars per model load
 
     tok = AutoTokenizer.from_pretrained(str(folder))
     if conf.max_length:
@@ -169,6 +172,24 @@ class NaiveBayesScorer:
 
     def score_texts(self, texts: Sequence[str]) -> list[float]:
         return self.model.score_texts(list(texts))
+
+
+def finish(conf: ClassifierConf, score: float) -> float:
+    """The score as written: clipped to `clip` when set."""
+    if conf.clip is not None:
+        return min(max(score, conf.clip[0]), conf.clip[1])
+    return score
+
+
+def below(conf: ClassifierConf, score: float) -> str | None:
+    """Why a score fails the classifier's threshold (the ledger's detail), or None."""
+    if conf.threshold is None:
+        return None
+    if conf.integer:
+        n = int(round(score))
+        return f"{conf.name} {score:.4g} (int {n}) < {conf.threshold:g}" if n < conf.threshold \
+            else None  # fmt: skip
+    return f"{conf.name} {score:.4g} < {conf.threshold:g}" if score < conf.threshold else None
 
 
 def load_classifier(path: str | Path, conf: ClassifierConf) -> Scorer:
