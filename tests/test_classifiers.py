@@ -246,7 +246,8 @@ def test_registry_on_spark_scores_buckets_and_weights_the_mixture(spark, cfg, sa
     groups = budget["quality_groups"]["groups"]
     top = sum(1 for d in english if d["metadata"]["quality_bucket"] == 3)
     assert groups.get("top", {"docs_before": 0})["docs_before"] == top
-    shards = pa.concat_tables([pq.read_table(p) for p in sorted((out / "shards").glob("*.parquet"))])
+    files = sorted((out / "shards").glob("*.parquet"))
+    shards = pa.concat_tables([pq.read_table(p) for p in files])
     copies = {}
     for i in shards.column("id").to_pylist():
         copies[i] = copies.get(i, 0) + 1

@@ -57,8 +57,8 @@ def transformer_folder(folder: str | Path, labels: list[str] | None = None, *,
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(good + bad, trainers.WordPieceTrainer(vocab_size=vocab,
-                                                                  special_tokens=SPECIAL))  # fmt: skip
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab, special_tokens=SPECIAL)
+    tok.train_from_iterator(good + bad, trainer)
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
