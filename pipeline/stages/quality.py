@@ -47,6 +47,16 @@ def score_fields(cfg: Config) -> list[pa.Field]:
     return [pa.field(c.score_column, pa.float64()) for c in cfg.quality.registry()]
 
 
+def task_cores() -> int:
+    """The threads a neural scorer takes: the task's cores (spark.task.cpus, 1 unless
+    configured). Spark runs a task, and a Python worker, per core: a thread pool of every
+    core in each worker would oversubscribe the executor. 0 outside a task."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return int(ctx.cpus()) if ctx is not None else 0
+
+
 def quality_step(spark: SparkSession, cfg: Config) -> DocumentStep:
     shipped: list[tuple[ClassifierConf, str]] = []
     for c in cfg.quality.registry():
@@ -58,7 +68,8 @@ def quality_step(spark: SparkSession, cfg: Config) -> DocumentStep:
     def score(docs: list[dict]) -> list[Verdict]:
         verdicts: list[Verdict] = [None] * len(docs)
         for c, name in shipped:
-            model = load_shipped(name, partial(load_classifier, conf=c), c.model_dump_json())
+            load = partial(load_classifier, conf=c, threads=task_cores())
+            model = load_shipped(name, load, c.model_dump_json())
             judged = [i for i, d in enumerate(docs) if c.applies_to(d.get("lang"))]
             for d in docs:
                 d[c.score_column] = None

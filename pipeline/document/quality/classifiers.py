@@ -105,11 +105,13 @@ def _from_logits(logits: np.ndarray, conf: ClassifierConf, index: int | None) ->
 
 
 class TransformersScorer:
-    def __init__(self, folder: str | Path, conf: ClassifierConf):
+    def __init__(self, folder: str | Path, conf: ClassifierConf, threads: int = 0):
         import torch
         from transformers import AutoModelForSequenceClassification
 
         self.torch, self.conf = torch, conf
+        if threads:
+            torch.set_num_threads(threads)
         self.prep = PREPROCESSING[conf.preprocessing]
         self.tok = _tokenizer(folder, conf)
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -132,7 +134,7 @@ class TransformersScorer:
 class OnnxScorer:
     MODEL = "model.onnx"
 
-    def __init__(self, folder: str | Path, conf: ClassifierConf):
+    def __init__(self, folder: str | Path, conf: ClassifierConf, threads: int = 0):
         import json
 
         import onnxruntime as ort
@@ -142,7 +144,10 @@ class OnnxScorer:
         self.tok = _tokenizer(folder, conf)
         providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
                      if p in ort.get_available_providers()]  # fmt: skip
-        self.session = ort.InferenceSession(str(Path(folder) / self.MODEL), providers=providers)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads  # 0: onnxruntime's default (every core)
+        self.session = ort.InferenceSession(str(Path(folder) / self.MODEL), options,
+                                            providers=providers)  # fmt: skip
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.index = None
         if conf.output != "regression":
@@ -192,8 +197,9 @@ def below(conf: ClassifierConf, score: float) -> str | None:
     return f"{conf.name} {score:.4g} < {conf.threshold:g}" if score < conf.threshold else None
 
 
-def load_classifier(path: str | Path, conf: ClassifierConf) -> Scorer:
-    """The scorer of `conf.kind` from the file or folder at `path`."""
+def load_classifier(path: str | Path, conf: ClassifierConf, threads: int = 0) -> Scorer:
+    """The scorer of `conf.kind` from the file or folder at `path`; a neural one runs on
+    `threads` threads (0: the library's default, every core)."""
     if conf.kind == "fasttext":
         import fasttext
 
@@ -203,7 +209,7 @@ def load_classifier(path: str | Path, conf: ClassifierConf) -> Scorer:
             check_tokenizer(path)
         return FastTextScorer(fasttext.load_model(str(path)), conf)
     if conf.kind == "transformers":
-        return TransformersScorer(path, conf)
+        return TransformersScorer(path, conf, threads)
     if conf.kind == "onnx":
-        return OnnxScorer(path, conf)
+        return OnnxScorer(path, conf, threads)
     return NaiveBayesScorer(path, conf)
