@@ -9,9 +9,10 @@ Each scorer reproduces its reference inference exactly (tests/test_classifiers.p
   label is another one (DCLM's classify_fasttext_hq_prob); with more than two labels, the
   label's own probability among all (`k=-1`).
 - transformers: `tokenizer(texts, padding="longest", truncation=True)` then the model's
-  forward without gradients; `regression` is logits[:, 0] as float (FineWeb-Edu's
-  `logits.squeeze(-1).float()`), `probability` the softmax of `label`'s logit. A CUDA device
-  when torch sees one, else the CPU: the same code.
+  forward without gradients, in batches of texts sorted by length (less padding);
+  `regression` is logits[:, 0] as float (FineWeb-Edu's `logits.squeeze(-1).float()`),
+  `probability` the softmax of `label`'s logit. A CUDA device when torch sees one, else the
+  CPU: the same code.
 - onnx: the same tokenizer call (NumPy arrays), the model's inputs by name, its first output.
 """
 
@@ -89,9 +90,17 @@ def _tokenizer(folder: str | Path, conf: ClassifierConf):
     return tok
 
 
-def _batches(texts: list[str], size: int):
-    for i in range(0, len(texts), size):
-        yield texts[i : i + size]
+def _by_length(texts: list[str], size: int, score) -> list[float]:
+    """`score` over batches of `size` texts of about the same length (a batch pads to its
+    longest: sorted, little padding is computed, as NeMo Curator sorts by length), in the
+    texts' order again."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = [0.0] * len(texts)
+    for i in range(0, len(order), size):
+        idx = order[i : i + size]
+        for j, s in zip(idx, score([texts[j] for j in idx]), strict=True):
+            out[j] = s
+    return out
 
 
 def _from_logits(logits: np.ndarray, conf: ClassifierConf, index: int | None) -> list[float]:
@@ -121,14 +130,14 @@ class TransformersScorer:
                       else _label_index(self.model.config.id2label, conf))  # fmt: skip
 
     def score_texts(self, texts: Sequence[str]) -> list[float]:
-        out: list[float] = []
-        for batch in _batches([self.prep(t) for t in texts], self.conf.batch_size):
-            enc = self.tok(batch, return_tensors="pt", padding="longest", truncation=True)
-            enc = {k: v.to(self.device) for k, v in enc.items()}
-            with self.torch.no_grad():
-                logits = self.model(**enc).logits.float().cpu().numpy()
-            out.extend(_from_logits(logits, self.conf, self.index))
-        return out
+        return _by_length([self.prep(t) for t in texts], self.conf.batch_size, self._batch)
+
+    def _batch(self, batch: list[str]) -> list[float]:
+        enc = self.tok(batch, return_tensors="pt", padding="longest", truncation=True)
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        with self.torch.no_grad():
+            logits = self.model(**enc).logits.float().cpu().numpy()
+        return _from_logits(logits, self.conf, self.index)
 
 
 class OnnxScorer:
@@ -155,18 +164,18 @@ class OnnxScorer:
             self.index = _label_index(cfg.get("id2label", {}), conf)
 
     def score_texts(self, texts: Sequence[str]) -> list[float]:
-        out: list[float] = []
-        for batch in _batches([self.prep(t) for t in texts], self.conf.batch_size):
-            enc = self.tok(batch, return_tensors="np", padding="longest", truncation=True)
-            feed = {}
-            for name in self.inputs:
-                if name not in enc:
-                    raise ValueError(f"classifier {self.conf.name}: the ONNX model wants input "
-                                     f"{name!r}, the tokenizer gives {sorted(enc)}")  # fmt: skip
-                feed[name] = enc[name].astype(np.int64)
-            logits = self.session.run(None, feed)[0]
-            out.extend(_from_logits(np.asarray(logits), self.conf, self.index))
-        return out
+        return _by_length([self.prep(t) for t in texts], self.conf.batch_size, self._batch)
+
+    def _batch(self, batch: list[str]) -> list[float]:
+        enc = self.tok(batch, return_tensors="np", padding="longest", truncation=True)
+        feed = {}
+        for name in self.inputs:
+            if name not in enc:
+                raise ValueError(f"classifier {self.conf.name}: the ONNX model wants input "
+                                 f"{name!r}, the tokenizer gives {sorted(enc)}")  # fmt: skip
+            feed[name] = enc[name].astype(np.int64)
+        logits = self.session.run(None, feed)[0]
+        return _from_logits(np.asarray(logits), self.conf, self.index)
 
 
 class NaiveBayesScorer:
