@@ -31,10 +31,11 @@ def classifier_path(cfg: Config, c: ClassifierConf) -> Path:
     elif c.kind in FOLDER_KINDS:
         fix = (f"put the model's folder (config.json, weights, tokenizer files"
                f"{', model.onnx' if c.kind == 'onnx' else ''}) there, e.g. "
-               "`huggingface-cli download <repo> --local-dir <path>` on a machine with access, "
+               "`huggingface-cli download <repo> --local-dir <path>` where the hub is reachable, "
                "or set quality.enabled: false")  # fmt: skip
     else:
-        fix = "put the published model file there, or set quality.enabled: false"
+        fix = ("put the published model file there (a preset's first lines say where it is "
+               "published), or set quality.enabled: false")  # fmt: skip
     return resolve_model(c.path, f"quality classifier {c.name!r} ({c.kind})", fix,
                          folder=c.kind in FOLDER_KINDS)  # fmt: skip
 

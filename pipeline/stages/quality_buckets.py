@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from pipeline.config import Config
 from pipeline.document.quality.buckets import percentiles
@@ -58,14 +59,16 @@ def corpus_cuts(docs: DataFrame, cfg: Config, out: Location) -> dict:
         log.info("quality buckets: %s was made by other classifiers; computing again", stored)
     cols = [c["score_column"] for c in ident]
     probs = percentiles(e.buckets)
-    quantiles = docs.approxQuantile(cols, probs, e.relative_error)
+    quantiles = docs.approxQuantile(cols, probs, e.relative_error)  # one job, every column
+    counts = docs.agg(F.count(F.lit(1)).alias("_n"),
+                      *[F.count(c).alias(c) for c in cols]).first()  # fmt: skip
     made = {
         "classifiers": ident,
         "buckets": e.buckets,
         "percentiles": [round(p * 100, 6) for p in probs],
         "relative_error": e.relative_error,
-        "documents": docs.count(),
-        "scored": {c: docs.where(docs[c].isNotNull()).count() for c in cols},
+        "documents": int(counts["_n"]),
+        "scored": {c: int(counts[c]) for c in cols},  # non-null scores: what the cuts are of
         "computed": datetime.now(UTC).isoformat(timespec="seconds"),
         "cuts": {c["name"]: q for c, q in zip(ident, quantiles, strict=True)},
     }
