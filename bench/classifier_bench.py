@@ -1,7 +1,7 @@
 """Benchmark the quality classifiers by kind: documents per second per core.
 
 Texts are real crawl: the 697 documents of one 2019 Common Crawl WARC (dolma sample, in
-../shared/data/text), 4.7 KB median. Models are built here in the published formats at the
+../shared/data/text), 1.5 KB median. Models are built here in the published formats at the
 published sizes, with random (transformers) or locally trained (fastText) weights, since
 no model can be downloaded on this machine; the cost of inference depends on the shape of
 a model, not on its weights:
