@@ -196,6 +196,8 @@ def _run(args: argparse.Namespace) -> int:
         quiet_task_failures(spark)
     try:
         manifest = run(cfg, inputs, args.output, spark, force=args.force)
+    except KeyboardInterrupt:
+        return _interrupted(args, inputs)
     except (NoRecords, TooManyUnreadable) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 1
@@ -223,6 +225,26 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interrupted(args: argparse.Namespace, inputs: list[str]) -> int:
+    """Ctrl-C during a run: one line saying what is committed and the command that resumes
+    (the committed chunks are reused); exit 130, as a shell reports SIGINT."""
+    import shlex
+
+    from pipeline.location import Location
+    from pipeline.run.chunks import committed
+
+    try:
+        chunks, rows = committed(Location.of(args.output))
+        done = f"{chunks} chunk(s), {rows} records committed in {args.output}"
+    except Exception:  # noqa: BLE001 (the output cannot be read: say so, still one line)
+        done = f"what is committed in {args.output} could not be read"
+    prog = sys.argv[0] if Path(sys.argv[0]).name == "curate" else "curate"
+    cmd = [prog, "run"] + (["--config", str(args.config)] if args.config else [])
+    cmd += [a for i in inputs for a in ("--input", i)] + ["--output", str(args.output)]
+    print(f"\ncurate: interrupted; {done}; resume with: {shlex.join(cmd)}", file=sys.stderr)
+    return 130
+
+
 def _plan(args: argparse.Namespace) -> int:
     from pipeline.run.plan import make_plan, render
 
@@ -242,6 +264,14 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before or after a run's own handling: one line, no traceback
+        print("\ncurate: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
     if not getattr(args, "verbose", False):

@@ -114,3 +114,50 @@ def test_on_unreadable_fail_is_one_clean_line(tmp_path, sample_warc):
     failed = [line for line in r.stderr.splitlines() if line.startswith("curate: run failed")]
     assert len(failed) == 1 and str(bad) in failed[0] and "not a WARC or ARC file" in failed[0]
     assert "Traceback" not in r.stderr and "\tat org.apache" not in r.stderr
+
+
+def test_ctrl_c_is_one_line_with_the_resume_command(sample_warc, tmp_path):
+    """SIGINT to the process group, as a terminal's Ctrl-C: exit 130, no traceback, one line
+    naming what is committed and the command that resumes; that command reuses it."""
+    import json
+    import os
+    import shlex
+    import signal
+    import threading
+
+    inputs = []
+    for i in range(6):  # a chunk per file: some committed when the signal comes
+        p = tmp_path / f"part-{i}.warc.gz"
+        p.write_bytes(sample_warc.read_bytes())
+        inputs += ["--input", str(p)]
+    conf = tmp_path / "c.yaml"
+    conf.write_text("chunks:\n  files: 1\n  parallel: 1\n")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "run", "--config", str(conf), *inputs,
+         "--output", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr))
+    reader.start()
+    t0 = time.perf_counter()
+    while not any("chunk-00000" in line for line in err) and time.perf_counter() - t0 < 300:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=120)
+    reader.join()
+    text = "".join(err)
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text
+    last = [line for line in err if line.strip()][-1]
+    assert last.startswith("curate: interrupted; ") and "records committed in" in last
+    chunks = int(last.split("interrupted; ")[1].split(" chunk(s)")[0])
+    assert 1 <= chunks < 6
+    cmd = shlex.split(last.split("resume with: ", 1)[1])
+    assert cmd[:2] == ["curate", "run"] and cmd[-2:] == ["--output", str(out)]
+    r = subprocess.run([sys.executable, "-m", "pipeline.cli", *cmd[1:]], cwd=ROOT,
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    statuses = [c["status"] for c in json.loads((out / "manifest.json").read_text())["chunks"]]
+    assert statuses.count("reused") >= chunks and len(statuses) == 6

@@ -350,3 +350,17 @@ def documents_pass(
 def marker_schema(marker: dict) -> pa.Schema:
     """The Arrow schema a chunk was written with (from its marker)."""
     return pa.ipc.read_schema(pa.py_buffer(bytes.fromhex(marker["schema"])))
+
+
+def committed(out: Location) -> tuple[int, int]:
+    """(chunks, records) of the documents pass committed in the output `out`: what a rerun
+    into it reuses (each chunk's marker; one listing and a small read per chunk)."""
+    root = out / "_stages" / "documents"
+    chunks = rows = 0
+    for name in root.names():
+        if name.startswith("chunk-"):
+            marker = read_marker(root / name)
+            if marker is not None:
+                chunks += 1
+                rows += int(marker.get("rows", 0))
+    return chunks, rows
