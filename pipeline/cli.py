@@ -190,6 +190,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     from pipeline.engine.spark import get_spark, quiet_task_failures
     from pipeline.run.orchestrate import NoRecords, TooManyUnreadable, run
+    from pipeline.run.output_lock import OutputBusy
 
     spark = get_spark(cfg, args.master, quiet=not args.verbose)
     if not args.verbose:
@@ -198,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
         manifest = run(cfg, inputs, args.output, spark, force=args.force)
     except KeyboardInterrupt:
         return _interrupted(args, inputs)
-    except (NoRecords, TooManyUnreadable) as e:
+    except (NoRecords, TooManyUnreadable, OutputBusy) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # surface the first line of a task failure, not a JVM stack

@@ -254,3 +254,8 @@ def test_registry_on_spark_scores_buckets_and_weights_the_mixture(spark, cfg, sa
     for d in data:  # natural mode: weights are whole numbers of copies here
         b = d["metadata"]["quality_bucket"]
         assert copies.get(d["id"], 0) == (3 if b == 3 else 1), (d["id"], b)
+    # a rerun into the output: accepted (the stored cuts are the run's), the cuts kept
+    stored = (out / "quality_percentiles.json").read_text()
+    again = run(c, [str(sample_warc)], out, spark)
+    assert again["counts"] == m["counts"]
+    assert (out / "quality_percentiles.json").read_text() == stored

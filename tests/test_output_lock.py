@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from pipeline.config import ConfigError
 from pipeline.location import Location
 from pipeline.run.output_lock import LOCK_NAME, Lease, OutputBusy, hold
 
@@ -74,6 +75,28 @@ def test_run_refuses_an_output_another_run_is_writing(spark, cfg, sample_warc, t
 
     out = tmp_path / "out"
     out.mkdir()
-    with hold(out), pytest.raises(OutputBusy, match="choose another folder"):
+    # refused by the checks before anything starts (ConfigError), or by the lock itself
+    # when the other run took it after the checks (OutputBusy)
+    with hold(out), pytest.raises((ConfigError, OutputBusy), match="choose another folder"):
         run(cfg, [str(sample_warc)], out, spark)
     assert list(out.iterdir()) == []  # nothing was written (and the holder's lock is gone)
+
+
+def test_a_second_cli_run_into_a_locked_output_is_refused_at_once(sample_warc, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with hold(out):
+        r = subprocess.run(
+            [sys.executable, "-m", "pipeline.cli", "run", "--input", str(sample_warc),
+             "--output", str(out)], capture_output=True, text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )  # fmt: skip
+    assert r.returncode == 2
+    assert "another curate run" in r.stderr and "--verbose" not in r.stderr
+    # refused by the checks before Spark starts (it took 16.8 s when only the run's own lock
+    # refused it): no Spark log line, no run log line
+    assert "input file(s)" not in r.stderr and "Spark" not in r.stderr

@@ -127,6 +127,23 @@ class Lease:
             self.dir.delete()
 
 
+def busy(out: Location | str, lease_seconds: float = 300.0) -> str | None:
+    """Why a run cannot start in `out` now (another run holds its lock), or None: read before
+    Spark starts, so a second run is refused at once. The lock is still taken by `hold`."""
+    lease = Lease(Location.of(out), lease_seconds)
+    try:
+        gens = lease._generations()
+        held = lease._holder(gens[-1]) if gens else None
+    except OSError:
+        return None  # unreadable here: `hold` decides
+    if held is None:
+        return None
+    left = max(0, int(held.get("expires", 0) - time.time()))
+    return (f"--output {out}: another curate run ({held.get('owner')}) is writing there "
+            f"(its lease is renewed while it runs; {left} s left now); wait for it to finish "
+            "or choose another folder")  # fmt: skip
+
+
 class NoLock:
     """Where the store has no atomic create: the run goes on unlocked."""
 

@@ -16,7 +16,8 @@ from pipeline.location import Location
 
 # What a run writes at the top of its output directory (an earlier run may be resumed).
 RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
-               "budget.json", "report.html", "report.json", ".curate.lock"}  # fmt: skip
+               "budget.json", "report.html", "report.json", ".curate.lock",
+               "quality_percentiles.json"}  # fmt: skip
 
 
 def check_models(cfg: Config) -> None:
@@ -57,6 +58,11 @@ def check_output(output: str | Path | Location, files: list[str]) -> None:
                 f"--output {output}: holds the input {f}; a run rewrites its output folder, "
                 "so choose an --output outside the inputs"
             )
+    from pipeline.run.output_lock import busy
+
+    held = busy(out)
+    if held:
+        raise ConfigError(held)
     stray = sorted(set(top) - RUN_ENTRIES)
     if stray:
         raise ConfigError(
