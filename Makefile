@@ -61,7 +61,7 @@ cluster-down:
 	$(BIN)/python -m pipeline.engine.cluster down --run-dir build/cluster
 
 test: setup
-	@echo "test: about 14 minutes on 2 cores (Spark tests share one session)"
+	@echo "test: about 18 minutes on 2 cores (Spark tests share one session)"
 	$(BIN)/pytest -q
 
 lint: setup
@@ -81,13 +81,13 @@ bench: setup
 	$(BIN)/python bench/decont_bench.py
 
 # A 23k-record crawl from the real pages: fresh runs, a kill and rerun, added files, a retune
-# (about 35 minutes on 2 cores; README: crawl scale).
+# (about 35 minutes on 2 cores; docs/benchmarks.md: crawl scale).
 bench-scale: setup
 	$(BIN)/python bench/scale_bench.py $(ARGS)
 
 # Ours against datatrove on the same WARC and cores (bench/e2e_bench.py). datatrove pins
 # trafilatura<1.12; the anchor gets our trafilatura (and its parsers) so both sides run the
-# same extractor and the comparison is of the pipelines (README: the e2e benchmark).
+# same extractor and the comparison is of the pipelines (docs/benchmarks.md: end to end).
 ANCHOR := bench/.venv-anchor
 $(ANCHOR)/bin/datatrove-ready: bench/requirements-anchor.txt requirements.lock
 	$(PY) -m venv $(ANCHOR)
@@ -101,7 +101,7 @@ bench-e2e: setup $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/e2e_bench.py --anchor-python $(ANCHOR)/bin/python $(ARGS)
 
 # The language pre-filter on a multilingual page set built from the real-data folder: per page
-# agreement at each threshold, then full runs with and without it (README: language ID).
+# agreement at each threshold, then full runs with and without it (docs/benchmarks.md: language ID).
 bench-prefilter: setup
 	$(BIN)/python bench/prefilter_bench.py $(ARGS)
 
@@ -116,7 +116,7 @@ $(MEGATRON)/bin/megatron-ready: bench/requirements-megatron.txt
 bench-megatron: setup $(MEGATRON)/bin/megatron-ready
 	$(BIN)/python bench/megatron_check.py --megatron-python $(MEGATRON)/bin/python
 
-# Rule decisions against datatrove's, text by text, in its own venv (README: the FineWeb recipe)
+# Rule decisions against datatrove's, text by text, in its own venv (docs/configuration.md: the FineWeb recipe)
 bench-rules: setup $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/rules_agreement_bench.py --anchor-python $(ANCHOR)/bin/python
 

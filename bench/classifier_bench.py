@@ -55,8 +55,9 @@ def dclm_format_fasttext(path: Path, good: list[str], bad: list[str]) -> None:
     import fasttext
 
     lines = path.with_suffix(".txt")
-    lines.write_text("".join(f"__label__hq {dclm(t)}\n" for t in good)
-                     + "".join(f"__label__cc {dclm(t)}\n" for t in bad), encoding="utf-8")  # fmt: skip
+    labelled = [f"__label__hq {dclm(t)}\n" for t in good]
+    labelled += [f"__label__cc {dclm(t)}\n" for t in bad]
+    lines.write_text("".join(labelled), encoding="utf-8")
     model = fasttext.train_supervised(input=str(lines), wordNgrams=2, dim=256, epoch=5,
                                       thread=1, seed=0, verbose=0)  # fmt: skip
     model.save_model(str(path))
@@ -92,8 +93,10 @@ def main() -> int:
     crawl = crawl_texts()
     texts = (crawl * (1 + args.docs // len(crawl)))[: args.docs]
     neural = crawl[: args.neural_docs]
-    out: dict = {"machine_note": "one thread, one process; texts: dolma CC-MAIN-2019 sample",
-                 "text_bytes_median": statistics.median(len(t.encode()) for t in crawl)}  # fmt: skip
+    out: dict = {
+        "machine_note": "one thread, one process; texts: dolma CC-MAIN-2019 sample",
+        "text_bytes_median": statistics.median(len(t.encode()) for t in crawl),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         ft = Path(tmp) / "dclm.bin"
         dclm_format_fasttext(ft, article_texts(), crawl)
@@ -116,8 +119,9 @@ def main() -> int:
 
                 so = ort.SessionOptions()
                 so.intra_op_num_threads = 1
+                cpu = ["CPUExecutionProvider"]
                 scorer.session = ort.InferenceSession(str(folder / "model.onnx"), so,
-                                                      providers=["CPUExecutionProvider"])  # fmt: skip
+                                                      providers=cpu)  # fmt: skip
             out[kind] = rate(scorer, neural, args.rounds)
             print(f"{kind} (BERT-base shape, {params / 1e6:.0f}M parameters, 512 tokens):",
                   out[kind])  # fmt: skip

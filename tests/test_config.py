@@ -1,3 +1,5 @@
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,29 @@ def test_section_hash_tracks_changes():
     b.extract.timeout_s = 1.0
     assert a.section_hash("read") == b.section_hash("read")
     assert a.section_hash("extract") != b.section_hash("extract")
+
+
+def test_a_partial_config_is_read_over_conf_default_yaml(tmp_path):
+    from pipeline.config import explain
+
+    part = tmp_path / "mine.yaml"
+    part.write_text("langid:\n  threshold: 0.5\nspark:\n  conf:\n    spark.ui.enabled: 'true'\n")
+    cfg = load_config(part)
+    base = load_config(ROOT / "conf" / "default.yaml")
+    assert cfg.langid.threshold == 0.5
+    # the base's Spark settings stay (they were lost to built-in defaults before), merged
+    # key by key with the file's
+    assert cfg.spark.conf["spark.ui.enabled"] == "true"
+    rest = {k: v for k, v in base.spark.conf.items() if k != "spark.ui.enabled"}
+    assert rest and all(cfg.spark.conf[k] == v for k, v in rest.items())
+    assert cfg.model_dump(exclude={"langid", "spark"}) == base.model_dump(
+        exclude={"langid", "spark"})  # fmt: skip
+    origins = {k: o for k, _, o in explain(part)}
+    assert origins["langid.threshold"] == str(part)
+    assert origins["spark.conf.spark.ui.enabled"] == str(part)
+    assert origins["langid.model"].endswith("conf/default.yaml")
+    r = subprocess.run([sys.executable, "-m", "pipeline.cli", "config", "show", "--config",
+                        str(part)], capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert r.returncode == 0
+    line = next(x for x in r.stdout.splitlines() if x.startswith("langid.threshold:"))
+    assert line.split("#")[1].strip() == str(part)

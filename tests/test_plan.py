@@ -37,7 +37,7 @@ def test_a_snapshot_on_1600_cores(snapshot):
     p = make_plan(cfg, snapshot, CORES, FILE_BYTES)
     total = 90_000 * FILE_BYTES
     assert p["inputs"] == {"files": 90_000, "bytes": total, "sizes_assumed": 90_000}
-    # chunks: the README's bound, ceil(input bytes / (cores x chunks.bytes_per_core)) + 1
+    # chunks: docs/running.md's bound, ceil(input bytes / (cores x chunks.bytes_per_core)) + 1
     bound = math.ceil(total / (CORES * cfg.chunks.bytes_per_core)) + 1
     assert p["chunks"]["count"] <= bound <= 70
     # output files within 2x of bytes / target size

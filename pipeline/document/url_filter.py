@@ -10,8 +10,8 @@ line, `#` comments):
 - a banned word blocks when it is a whole token of the URL (tokens: lowercase runs of letters
   and digits) (`url:banned_word`);
 - soft-banned words block at `soft_threshold` distinct tokens or more (`url:soft_banned`).
-The ledger detail names the matching entry. No list ships with the project (README: URL
-filter, for where the usual ones come from and their format).
+The ledger detail names the matching entry. No list ships with the project
+(docs/configuration.md: URL filter, for where the usual ones come from and their format).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 to find; "bad" is what random crawl is full of: calls to action, shop listings, cookie and
 login notices, link farms. Documents are drawn from sentence pools with a fixed seed, so the
 files (and the default model trained on them) are the same on every machine. A toy: train a
-real model on your own reference corpus (see the README).
+real model on your own reference corpus (docs/configuration.md: quality classifier).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Everything after the documents pass: the corpus stages, the kept rows, data/, rejected/
 and the mixture, over a documents DataFrame (the run's, or a benchmark's).
 
-What moves between tasks (the README's "what moves"): the corpus stages shuffle narrow rows
+What moves between tasks: the corpus stages shuffle narrow rows
 (id, crawl position, URL, input file, key or signature); the kept rows are assembled where
 the documents pass wrote them (stages/kept_rows.py); data/ and rejected/ are narrowed to files
 sized by bytes (run/sizing.py) without a shuffle; the only exchange of text is the shards'

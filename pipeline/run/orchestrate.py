@@ -153,7 +153,8 @@ def _quality_model(cfg: Config) -> dict | None:
     if d["toy"]:
         log.warning(
             "quality classifier %s was trained on fewer than %d documents: a toy for the demo "
-            "and the tests, not for real data (train one: README, quality classifier)",
+            "and the tests, not for real data (train one: docs/configuration.md, quality "
+            "classifier)",
             d["path"], TOY_DOCUMENTS,
         )  # fmt: skip
     return d

@@ -81,7 +81,7 @@ def check_lists(cfg: Config) -> None:
             if not Path(p).is_file():
                 raise ConfigError(
                     f"url_filter.{key}: {p} is not a file (a list: one entry a line, plain "
-                    "or gzipped; README: URL filter)"
+                    "or gzipped; docs/configuration.md: URL filter)"
                 )
 
 
@@ -97,7 +97,7 @@ def check_eval_sets(cfg: Config) -> None:
         if not Path(s.path).is_file():
             raise ConfigError(
                 f"decontamination.sets[{i}] ({s.name}): {s.path} is not a file (JSONL, Parquet "
-                "or plain lines; README: decontamination)"
+                "or plain lines; docs/configuration.md: decontamination)"
             )
     try:
         load_index(c)
