@@ -31,6 +31,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--master", help="Spark master URL (overrides spark.master)")
     r.add_argument("--force", action="store_true", help="rerun stages already complete")
     r.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace what --output holds (another run's inputs or settings)",
+    )
+    r.add_argument(
+        "--retune",
+        action="store_true",
+        help="rerun the steps whose settings changed on the output's stored text",
+    )
+    r.add_argument(
         "--verbose", action="store_true", help="show Spark's task failure logs and stack traces"
     )
     cf = sub.add_parser(
@@ -193,6 +203,13 @@ def _run(args: argparse.Namespace) -> int:
         from pipeline.run.preflight import check_run
 
         check_run(cfg, files, args.output)
+        from pipeline.run import run_record
+
+        if args.overwrite:
+            _clear(args.output)
+        elif files:
+            run_record.check(args.output, files, cfg, str(args.config) if args.config else None,
+                             retune=args.retune)  # fmt: skip
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
@@ -204,7 +221,14 @@ def _run(args: argparse.Namespace) -> int:
     if not args.verbose:
         quiet_task_failures(spark)
     try:
-        manifest = run(cfg, inputs, args.output, spark, force=args.force)
+        manifest = run(
+            cfg,
+            inputs,
+            args.output,
+            spark,
+            force=args.force,
+            config_path=str(args.config) if args.config else None,
+        )
     except KeyboardInterrupt:
         return _interrupted(args, inputs)
     except (NoRecords, TooManyUnreadable, OutputBusy) as e:
@@ -234,6 +258,18 @@ def _run(args: argparse.Namespace) -> int:
     print(f"report: {manifest['output'].rstrip('/')}/report.html (open it in a browser; "
           f"`curate report DIR` rebuilds it)")  # fmt: skip
     return 0
+
+
+def _clear(output: str) -> None:
+    """--overwrite: the entries a run writes, deleted (nothing else is there: the checks
+    refuse an output holding other files)."""
+    from pipeline.location import Location
+    from pipeline.run.output_lock import LOCK_NAME
+    from pipeline.run.preflight import RUN_ENTRIES
+
+    out = Location.of(output)
+    for name in sorted(RUN_ENTRIES - {LOCK_NAME}):
+        (out / name).delete()
 
 
 def _config_show(args: argparse.Namespace) -> int:

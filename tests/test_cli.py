@@ -5,6 +5,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -161,3 +163,39 @@ def test_ctrl_c_is_one_line_with_the_resume_command(sample_warc, tmp_path):
     assert r.returncode == 0, r.stderr
     statuses = [c["status"] for c in json.loads((out / "manifest.json").read_text())["chunks"]]
     assert statuses.count("reused") >= chunks and len(statuses) == 6
+
+
+def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
+    """What the output holds (DIR/_stages/run.json, written as a run starts) against this run:
+    other inputs or other settings are refused before Spark starts, naming what is there and
+    the choices; the same inputs (a resume) or more after them (added inputs) go on."""
+    import shutil
+
+    from pipeline.cli import _clear
+    from pipeline.config import ConfigError, load_config
+    from pipeline.location import Location
+    from pipeline.run import run_record
+
+    cfg = load_config(ROOT / "conf" / "default.yaml")
+    a, b = tmp_path / "a.warc.gz", tmp_path / "b.warc.gz"
+    shutil.copy(sample_warc, a)
+    shutil.copy(sample_warc, b)
+    out = tmp_path / "out"
+    (out / "data").mkdir(parents=True)
+    run_record.write(Location.of(out), [str(a)], cfg, "conf/default.yaml")
+    run_record.check(out, [str(a)], cfg, None)  # a resume
+    run_record.check(out, [str(a), str(b)], cfg, None)  # added inputs, after the old ones
+    r = curate("run", "--input", str(b), "--output", str(out))
+    assert r.returncode == 2 and "Spark" not in r.stderr
+    assert "holds a run of 1 input(s) (a.warc.gz)" in r.stderr
+    assert "--overwrite" in r.stderr and f"--input {a} --input {b} --output {out}" in r.stderr
+    tuned = cfg.model_copy(deep=True)
+    tuned.langid.threshold = 0.9
+    with pytest.raises(ConfigError, match="differs in langid.*--retune"):
+        run_record.check(out, [str(a)], tuned, None)
+    run_record.check(out, [str(a)], tuned, None, retune=True)
+    moved = cfg.model_copy(deep=True)
+    moved.spark.arrow_batch_rows = 8  # how it runs, not what it decides: no refusal
+    run_record.check(out, [str(a)], moved, None)
+    _clear(str(out))  # --overwrite: the run's entries go, the folder stays
+    assert out.is_dir() and list(out.iterdir()) == []

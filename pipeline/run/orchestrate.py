@@ -37,7 +37,7 @@ from pipeline.engine.storage import default_fs_is_local, resolve
 from pipeline.engine.warmup import warm_workers
 from pipeline.location import Location, is_uri
 from pipeline.outputs.report import write_report
-from pipeline.run import output_lock
+from pipeline.run import output_lock, run_record
 from pipeline.run.chunks import EXTRACTION_STAGES, documents_pass, package_sources
 from pipeline.run.corpus_half import corpus_half, fingerprint, step_settings
 from pipeline.run.inputs import expand_inputs
@@ -166,6 +166,7 @@ def run(
     output: str | Location,
     spark: SparkSession,
     force: bool = False,
+    config_path: str | None = None,
 ) -> dict:
     """Run the pipeline; returns the manifest (also written to DIR/manifest.json)."""
     started = datetime.now(UTC).isoformat()
@@ -179,6 +180,7 @@ def run(
     warm = warm_workers(spark, cfg)
     out.mkdir()
     with output_lock.hold(out, cfg.output.lock_lease_seconds) as lease:
+        run_record.write(out, files, cfg, config_path)  # what the output holds, from now on
         return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check)
 
 

@@ -1,0 +1,77 @@
+"""What an output holds: the inputs and settings of the run that wrote it (DIR/_stages/run.json,
+written when a run starts, so an interrupted run is described too). A run started into an
+output that holds another run's inputs or settings is refused before Spark starts, saying what
+is there and the choices: another folder, `--overwrite`, adding inputs after the old ones (the
+added-inputs path), or `--retune` (the steps rerun on the stored text with new settings)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from datetime import UTC, datetime
+
+from pipeline.config import Config, ConfigError
+from pipeline.location import Location
+
+RUN_FILE = "run.json"
+# sections that change how a run executes, never what it decides
+NEUTRAL = ("spark", "output")
+
+
+def _path(out: Location) -> Location:
+    return out / "_stages" / RUN_FILE
+
+
+def sections(cfg: Config) -> dict[str, str]:
+    data = cfg.model_dump(mode="json")
+    return {name: cfg.section_hash(name) for name in data if name not in NEUTRAL}
+
+
+def write(out: Location, files: list[str], cfg: Config, config_path: str | None) -> None:
+    _path(out).write_text(json.dumps({
+        "inputs": files, "config": config_path, "config_hash": cfg.section_hash(),
+        "sections": sections(cfg), "started": datetime.now(UTC).isoformat(timespec="seconds"),
+    }, indent=2) + "\n")  # fmt: skip
+
+
+def read(out: Location) -> dict | None:
+    try:
+        return json.loads(_path(out).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _names(files: list[str], most: int = 3) -> str:
+    shown = ", ".join(Location.of(f).name for f in files[:most])
+    return shown + (f", ... ({len(files)} in all)" if len(files) > most else "")
+
+
+def check(out: Location | str, files: list[str], cfg: Config, config_path: str | None,
+          retune: bool = False) -> None:  # fmt: skip
+    """Refuse (ConfigError) a run whose inputs or settings differ from what `out` holds."""
+    out = Location.of(out)
+    held = read(out)
+    if held is None:
+        return
+    old = list(held.get("inputs", []))
+    there = (f"--output {out} holds a run of {len(old)} input(s) ({_names(old)}), started "
+             f"{held.get('started')}, config {held.get('config') or '(defaults)'} (hash "
+             f"{held.get('config_hash')})")  # fmt: skip
+    if files[: len(old)] != old:
+        conf = ["--config", config_path] if config_path else []
+        added = [f for f in files if f not in old]
+        cmd = shlex.join(["curate", "run", *conf, *(a for f in old + added
+                                                      for a in ("--input", f)),
+                          "--output", str(out)])  # fmt: skip
+        raise ConfigError(
+            f"{there}; this run's inputs differ. Choose another --output folder; or "
+            f"--overwrite to replace it; or, to add inputs to it, list its inputs first, in "
+            f"their order: {cmd}"
+        )
+    changed = sorted(k for k, h in sections(cfg).items() if held.get("sections", {}).get(k) != h)
+    if changed and not retune:
+        raise ConfigError(
+            f"{there}; this config differs in {', '.join(changed)}. Choose another --output "
+            "folder; or --overwrite to replace it; or --retune to rerun the changed steps on "
+            "the stored text (extraction is reused where its settings did not change)"
+        )
