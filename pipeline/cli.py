@@ -99,7 +99,28 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="the plan as JSON")
     b = sub.add_parser("broken-warcs", help="write the broken WARC cases the reliability tests use")
     b.add_argument("--output", required=True, metavar="DIR")
+    for name, parser in sub.choices.items():  # each --help ends with a working example
+        parser.epilog = "example:\n  " + EXAMPLES[name]
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
+
+
+# One working example per subcommand (tests/test_cli.py parses each).
+EXAMPLES = {
+    "run": "curate run --input build/sample.warc.gz --output out/sample",
+    "config": "curate config show --config conf/dclm.yaml",
+    "sample": "curate sample --output build/sample.warc.gz",
+    "fetch-lid": "curate fetch-lid --output models/lid.176.ftz",
+    "train-quality": "curate train-quality --good build/quality/good.txt "
+    "--bad build/quality/bad.txt --output models/my_nb.json",
+    "report": "curate report out/sample",
+    "demo": "curate demo --output out/demo",
+    "quality-examples": "curate quality-examples --output build/quality",
+    "jvm-archive": "curate jvm-archive --output build/spark-cds.jsa",
+    "tokens": "curate tokens out/sample --show 3",
+    "plan": "curate plan --input build/sample.warc.gz --cores 64",
+    "broken-warcs": "curate broken-warcs --output build/broken",
+}
 
 
 def _demo(args: argparse.Namespace) -> int:

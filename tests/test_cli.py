@@ -199,3 +199,19 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
     run_record.check(out, [str(a)], moved, None)
     _clear(str(out))  # --overwrite: the run's entries go, the folder stays
     assert out.is_dir() and list(out.iterdir()) == []
+
+
+def test_every_subcommand_help_ends_with_an_example_that_parses():
+    import shlex
+
+    from pipeline.cli import EXAMPLES, _parser
+
+    parser = _parser()
+    commands = set(parser._subparsers._group_actions[0].choices)  # noqa: SLF001
+    assert commands == set(EXAMPLES)
+    for name, example in EXAMPLES.items():
+        args = shlex.split(example)
+        assert args[:2] == ["curate", name]
+        assert parser.parse_args(args[1:]).command == name
+        r = curate(name, "--help")
+        assert r.returncode == 0 and f"example:\n  {example}" in r.stdout
