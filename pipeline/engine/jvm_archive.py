@@ -67,7 +67,8 @@ def _train(output: str, config: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         warc = Path(tmp) / "sample.warc.gz"
         write_sample_warc(warc)
-        spark = get_spark(cfg, java_opts=f"-XX:ArchiveClassesAtExit={output} -Xlog:cds=off")
+        spark = get_spark(cfg, java_opts=f"-XX:ArchiveClassesAtExit={output} -Xlog:cds=off",
+                          quiet=True)  # fmt: skip
         try:
             run(cfg, [str(warc)], Path(tmp) / "out", spark)
         finally:
