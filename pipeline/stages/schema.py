@@ -1,4 +1,4 @@
-"""Arrow schemas of the rows passed between stages (the data contract of DESIGN.md).
+"""Arrow schemas of the rows passed between stages: the data contract between them.
 
 A stage output holds every row that reached the stage: kept rows have `reject_reason` null,
 rows this stage dropped carry `reject_stage`/`reject_reason`/`reject_detail`.
