@@ -144,9 +144,10 @@ def _download(client, bucket: str, prefix: str, dest: Path) -> list[str]:
     return sorted(names)
 
 
-def _popen(env: dict, config: Path, inputs: list[str], out: str, log: Path) -> subprocess.Popen:
+def _popen(env: dict, config: Path, inputs: list[str], out: str, log: Path,
+           *extra: str) -> subprocess.Popen:  # fmt: skip
     cmd = [str(Path(sys.executable).parent / "curate"), "run", "--config", str(config),
-           "--input", *inputs, "--output", out]  # fmt: skip
+           "--input", *inputs, "--output", out, *extra]  # fmt: skip
     return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, start_new_session=True,
                             stdout=log.open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
 
@@ -280,7 +281,7 @@ def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):
     tuned_config = tmp_path / "tuned.yaml"
     tuned_config.write_text(yaml.safe_dump(tuned))
     proc = _popen(env, tuned_config, [uris["a"], uris["b"], uris["c"]], out,
-                  tmp_path / "tuned.log")  # fmt: skip
+                  tmp_path / "tuned.log", "--retune")  # fmt: skip
     _finish(proc, tmp_path / "tuned.log")
     got = tmp_path / "tuned"
     _download(client, OUT_BUCKET, "runs/r1/", got)
