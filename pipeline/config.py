@@ -584,6 +584,8 @@ class OutputConf(_Section):
     spark_io: Literal["auto", "hadoop", "python"] = "auto"
     # The run lock's lease: a killed run's lock lapses this long after its last renewal.
     lock_lease_seconds: float = Field(300.0, ge=10)
+    # A console line on the running pass or corpus step (done, rate, ETA) this often.
+    progress_seconds: float = Field(10.0, gt=0)
 
 
 class RecipesConf(_Section):

@@ -41,6 +41,7 @@ from pipeline.config import Config
 from pipeline.document.url_filter import list_digests
 from pipeline.document.warc.streams import is_url
 from pipeline.engine.models import digest
+from pipeline.engine.progress import RunningTasks
 from pipeline.engine.storage import read_parquet, write_parquet
 from pipeline.location import Location
 from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker, start_over
@@ -218,41 +219,61 @@ def restep(stored: DataFrame, steps: Sequence[Running], schema: pa.Schema) -> Da
 
 
 class _Progress:
-    """A console line at most every `every` seconds: chunks and files done, records, rate."""
+    """A console line at most every `every` seconds: chunks and files done, records, rate,
+    the tasks of the chunks running now (Spark's tracker), and an ETA from the files done,
+    counting a running chunk's files in the share of its tasks done; reused chunks count as
+    done but not in the rate."""
 
-    def __init__(self, chunks: list[Chunk], every: float = 10.0):
+    def __init__(self, chunks: list[Chunk], every: float = 10.0, tasks: RunningTasks | None = None):
         self.total_chunks = len(chunks)
         self.total_files = sum(len(c.files) for c in chunks)
         self.done_chunks = self.done_files = self.records = 0
+        self.ran_files = 0  # files done by running (not reusing) their chunk: the rate's
+        self.in_flight: dict[str, int] = {}  # running chunks: their files
+        self.tasks = tasks
         self.t0 = time.perf_counter()
         self.every = every
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.figures: dict = {}
 
-    def add(self, chunk: Chunk, rows: int) -> None:
+    def begin(self, chunk: Chunk) -> None:
         with self.lock:
+            self.in_flight[chunk.name] = len(chunk.files)
+
+    def add(self, chunk: Chunk, rows: int, reused: bool = False) -> None:
+        with self.lock:
+            self.in_flight.pop(chunk.name, None)
             self.done_chunks += 1
             self.done_files += len(chunk.files)
+            self.ran_files += 0 if reused else len(chunk.files)
             self.records += rows
 
     def line(self) -> str:
+        fig = self.tasks.figures() if self.tasks is not None else None
         with self.lock:
             s = time.perf_counter() - self.t0
             rate = self.records / s if s > 0 else 0.0
-            left = self.total_files - self.done_files
-            eta = s / self.done_files * left if self.done_files else None
+            share = fig.done / fig.tasks if fig is not None and fig.tasks else 0.0
+            ran = self.ran_files + sum(self.in_flight.values()) * share
+            left = self.total_files - self.done_files - sum(self.in_flight.values()) * share
+            eta = s / ran * left if ran > 0 else (0.0 if left <= 0 else None)
             self.figures = {"chunks": self.done_chunks, "files": self.done_files,
                             "records": self.records, "seconds": round(s, 1),
                             "records_per_s": round(rate, 1)}  # fmt: skip
+            running = (f"tasks {fig.done:,}/{fig.tasks:,} of the running chunk(s), "
+                       if fig is not None and fig.running and self.in_flight else "")  # fmt: skip
             return (f"documents pass: {self.done_chunks}/{self.total_chunks} chunks, "
                     f"{self.done_files}/{self.total_files} files, {self.records:,} records, "
-                    f"{rate:,.0f} records/s, "
+                    f"{rate:,.0f} records/s, {running}"
                     + (f"ETA {eta:,.0f} s" if eta is not None else "ETA unknown"))  # fmt: skip
 
     def run(self) -> None:
         while not self.stop.wait(self.every):
-            log.info("%s", self.line())
+            try:
+                log.info("%s", self.line())
+            except Exception:  # the context is stopping (Ctrl-C, a failed run): no line
+                return
 
 
 def documents_pass(
@@ -282,7 +303,7 @@ def documents_pass(
     per_chunk = chunk_bytes(cfg, spark.sparkContext.defaultParallelism, root)
     chunks = cut_chunks(files, cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
     (root / MARKER).delete()  # complete again once every chunk is
-    progress = _Progress(chunks)
+    progress = _Progress(chunks, cfg.output.progress_seconds, RunningTasks(spark.sparkContext))
     ticker = threading.Thread(target=progress.run, daemon=True)
     ticker.start()
 
@@ -291,6 +312,7 @@ def documents_pass(
         fp_x = extraction_fingerprint(chunk, cfg, version)
         marker = None if force else read_marker(path)
         t0 = time.perf_counter()
+        progress.begin(chunk)
         unopened = marker.get("unopened", []) if marker else []
         if unopened and any(opens_now(f, cfg) for f in unopened):
             log.info("%s: a file it could not open opens now: the chunk runs again", chunk.name)
@@ -326,7 +348,7 @@ def documents_pass(
             }, written, guard)  # fmt: skip
         rows = int(marker["rows"])
         seconds = time.perf_counter() - t0
-        progress.add(chunk, rows)
+        progress.add(chunk, rows, reused=status == "reused")
         log.info("%s %-7s %3d file(s) %9d records %7.1f s", chunk.name, status,
                  len(chunk.files), rows, seconds)  # fmt: skip
         return ChunkResult(chunk.name, len(chunk.files), status, rows, seconds,

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from pipeline.config import Config
+from pipeline.engine.progress import SparkProgress
 from pipeline.engine.spark import size_shuffles
 from pipeline.engine.storage import hadoop_uri, read_parquet, write_parquet
 from pipeline.location import Location
@@ -177,20 +178,30 @@ def corpus_half(
     given = narrow(docs, [*keys, *(c for c in reads if c not in keys)])
     frames = [docs]
     prev = given
-    for st in (st for st in enabled if st.corpus):
+    corpus = [st for st in enabled if st.corpus]
+    # what the console names while each runs: "stage near_dedup (2 of 5)"
+    order = [*(st.name for st in corpus), "kept", "write", "mixture"]
+
+    def step(name: str) -> SparkProgress:
+        label = name if name in ("write", "mixture") else f"stage {name}"
+        where = f"{label} ({order.index(name) + 1} of {len(order)})"
+        return SparkProgress(sc, where, cfg.output.progress_seconds)
+
+    for st in corpus:
         fp = fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version)
-        rows, res = materialize(
-            spark,
-            st.name,
-            out / "_stages" / st.name,
-            fp,
-            lambda st=st, prev=prev: st.corpus(
-                spark, kept(prev), cfg, **({"out": out} if st.stored else {})
-            ),
-            cfg.output.compression,
-            force=force,
-            io=cfg.output.spark_io,
-        )
+        with step(st.name):
+            rows, res = materialize(
+                spark,
+                st.name,
+                out / "_stages" / st.name,
+                fp,
+                lambda st=st, prev=prev: st.corpus(
+                    spark, kept(prev), cfg, **({"out": out} if st.stored else {})
+                ),
+                cfg.output.compression,
+                force=force,
+                io=cfg.output.spark_io,
+            )
         frames.append(rows)
         prev = rows
         results[st.name] = res
@@ -224,10 +235,11 @@ def corpus_half(
         return merge(base, lookup, list(arrow), n_inputs, groups, running, fields, bounds)
 
     kept_dir = out / "_stages" / "kept"
-    kept_rows, kept_res = materialize(spark, "kept", kept_dir, fp, build_kept,
-                                      cfg.output.compression, force=force,
-                                      io=cfg.output.spark_io,
-                                      partition_by=None if routed else DATA_GROUP)  # fmt: skip
+    with step("kept"):
+        kept_rows, kept_res = materialize(spark, "kept", kept_dir, fp, build_kept,
+                                          cfg.output.compression, force=force,
+                                          io=cfg.output.spark_io,
+                                          partition_by=None if routed else DATA_GROUP)  # fmt: skip
     lookup_dir.delete()
     _progress(kept_res)
     frames.append(kept_rows)
@@ -235,40 +247,45 @@ def corpus_half(
         results[st.name] = StageResult(st.name, kept_res.path, kept_res.status,
                                        timers[st.name].value, kept_res.rows)  # fmt: skip
 
+    with step("write"):
+        t0 = time.perf_counter()
+        # counted first (narrow columns of the stored rows): the output files are sized from it
+        outcomes = count_outcomes(read_rows, frames, docs)
+        counts = outcomes.counts
+        if routed:
+            # ranges of (language, hash of id): most tasks hold one language, so data/lang=xx/
+            # gets about n_files files in all, in proportion to each language's size, not one
+            # per language per task (13M small files on a snapshot with hash partitioning)
+            kept_text = sum(b for _, _, b in outcomes.sources.values())
+            n_files = cfg.output.data_files or data_files(kept_text, cfg.output.file_bytes)
+            data = output_frame(kept(kept_rows), cfg)
+            data = data.repartitionByRange(n_files, "lang", F.xxhash64("id")).sortWithinPartitions(
+                "lang", F.col("metadata.crawl_pos")
+            )
+        else:
+            data = grouped_data(spark, cfg, kept_dir, kept_res.files or [], kept_rows.schema)
+        n_ledger = ledger_files(sum(counts["rejected"].values()), cfg.output.file_bytes)
+        # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
+        (out / "manifest.json").delete()
+        for sub in ("data", "rejected"):
+            (out / sub).delete()
+        written = {
+            "data": write_parquet(data, out / "data", cfg.output.compression, cfg.output.spark_io,
+                                  "lang" if cfg.langid.route_by_language else None, file_rows=True),
+            "rejected": write_parquet(ledger_output(frames, n_ledger), out / "rejected",
+                                      cfg.output.compression, cfg.output.spark_io, file_rows=True),
+        }  # fmt: skip
+        for sub, w in written.items():  # readers of data/ open every file there
+            prune(out / sub, w.files)
+        shown = report_examples.examples(frames, docs)  # a few documents per reason and source
+        write_seconds = time.perf_counter() - t0
+    log.info("write: data/ %d file(s), rejected/ %d file(s), %.1f s", len(written["data"].files),
+             len(written["rejected"].files), write_seconds)  # fmt: skip
     t0 = time.perf_counter()
-    # counted first (narrow columns of the stored rows): the output files are sized from it
-    outcomes = count_outcomes(read_rows, frames, docs)
-    counts = outcomes.counts
-    if routed:
-        # ranges of (language, hash of id): most tasks hold one language, so data/lang=xx/
-        # gets about n_files files in all, in proportion to each language's size, not one
-        # per language per task (13M small files on a snapshot with hash partitioning)
-        kept_text = sum(b for _, _, b in outcomes.sources.values())
-        n_files = cfg.output.data_files or data_files(kept_text, cfg.output.file_bytes)
-        data = output_frame(kept(kept_rows), cfg)
-        data = data.repartitionByRange(n_files, "lang", F.xxhash64("id")).sortWithinPartitions(
-            "lang", F.col("metadata.crawl_pos")
-        )
-    else:
-        data = grouped_data(spark, cfg, kept_dir, kept_res.files or [], kept_rows.schema)
-    n_ledger = ledger_files(sum(counts["rejected"].values()), cfg.output.file_bytes)
-    # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
-    (out / "manifest.json").delete()
-    for sub in ("data", "rejected"):
-        (out / sub).delete()
-    written = {
-        "data": write_parquet(data, out / "data", cfg.output.compression, cfg.output.spark_io,
-                              "lang" if cfg.langid.route_by_language else None, file_rows=True),
-        "rejected": write_parquet(ledger_output(frames, n_ledger), out / "rejected",
-                                  cfg.output.compression, cfg.output.spark_io, file_rows=True),
-    }  # fmt: skip
-    for sub, w in written.items():  # readers of data/ open every file there
-        prune(out / sub, w.files)
-    shown = report_examples.examples(frames, docs)  # a few documents per reason and source
-    write_seconds = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    budget = write_mixture(spark, kept(kept_rows), cfg, out, outcomes.sources)
+    with step("mixture"):
+        budget = write_mixture(spark, kept(kept_rows), cfg, out, outcomes.sources)
     mixture_seconds = time.perf_counter() - t0
+    log.info("mixture: %.1f s", mixture_seconds)
     checkpoints.delete()
     return CorpusHalf(frames, results, outcomes, {s: w.files for s, w in written.items()},
                       shown, budget, write_seconds, mixture_seconds)  # fmt: skip
