@@ -221,9 +221,10 @@ def _run(args: argparse.Namespace) -> int:
             if "PYSPARK_GATEWAY_PORT" not in os.environ:
                 raise
             files = []
-        from pipeline.run.preflight import check_run
+        from pipeline.run.preflight import check_inputs, check_run
 
         check_run(cfg, files, args.output)
+        check_inputs(cfg, files)  # a CSV or a PDF given as a WARC: named now, not at the end
         from pipeline.run import run_record
 
         if args.overwrite:

@@ -53,6 +53,9 @@ class InputConf(_Section):
     # With `record`: a run with more unreadable files than this fails at its end (ledger and
     # manifest written, exit 1). Network failures never count: they fail the task instead.
     max_unreadable_files: int = Field(10, ge=0)
+    # Local inputs whose first bytes are read before Spark starts: a wrong one (a CSV, a PDF,
+    # an empty file) stops the run at once where it would fail for it at its end.
+    probe_files: int = Field(64, ge=0)
     http_retries: int = Field(5, ge=0)
     http_backoff_s: float = Field(1.0, ge=0)
     http_timeout_s: float = Field(60.0, gt=0)

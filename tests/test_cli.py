@@ -90,11 +90,29 @@ def test_spark_submit_runs_the_same_job(sample_warc, tmp_path):
     assert manifest["counts"]["read"] == 25 and manifest["counts"]["kept"] == 2
 
 
-def test_no_record_in_any_input_exits_1_with_the_damage_named(tmp_path):
+def test_no_input_that_can_be_read_is_refused_before_spark(tmp_path):
+    """A folder of CSV tables named .warc: refused from the files' first bytes, naming the
+    file and what it looks like, before Spark starts (no run line is printed)."""
     bad = tmp_path / "crawl" / "table.warc"
     bad.parent.mkdir()
     bad.write_text("name,age\nalice,30\n")
     r = curate("run", "--config", "conf/default.yaml", "--input", str(bad.parent),
+               "--output", str(tmp_path / "out"))  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("curate: no input can be read: ")
+    assert f"{bad}: not a WARC or ARC file: it looks like text (first line: 'name,age')" in r.stderr
+    assert "input file(s)" not in r.stderr and not (tmp_path / "out").exists()
+
+
+def test_no_record_in_any_input_exits_1_with_the_damage_named(tmp_path):
+    """The same inputs unprobed (input.probe_files: 0, as remote ones are): the run reads
+    them, finds no record, and says so with the damage named."""
+    bad = tmp_path / "crawl" / "table.warc"
+    bad.parent.mkdir()
+    bad.write_text("name,age\nalice,30\n")
+    conf = tmp_path / "c.yaml"
+    conf.write_text("input:\n  probe_files: 0\n")
+    r = curate("run", "--config", str(conf), "--input", str(bad.parent),
                "--output", str(tmp_path / "out"))  # fmt: skip
     assert r.returncode == 1
     assert "curate: no input yielded any record" in r.stderr
@@ -109,6 +127,7 @@ def test_on_unreadable_fail_is_one_clean_line(tmp_path, sample_warc):
         (ROOT / "conf" / "default.yaml")
         .read_text()
         .replace("on_unreadable: record", "on_unreadable: fail")
+        .replace("probe_files: 64", "probe_files: 0")  # found in the run, not before it
     )
     r = curate("run", "--config", str(strict), "--input", str(sample_warc), str(bad),
                "--output", str(tmp_path / "out"))  # fmt: skip

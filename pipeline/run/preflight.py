@@ -1,5 +1,6 @@
 """Checks of a run's paths before Spark starts: every model file a stage needs exists, the
-tokenizer file exists, and the output directory is safe to write into.
+tokenizer file exists, the inputs are what their names say (the first bytes of local ones),
+and the output directory is safe to write into.
 
 A run deletes and rewrites `data/` and `rejected/` under its output (a local folder or an
 object-store prefix), so it refuses an output that is a file, that holds or sits inside an
@@ -9,10 +10,16 @@ config key or argument, the path and the fix.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from pipeline.config import Config, ConfigError
+from pipeline.document.sniff import HEAD_BYTES, mismatch
+from pipeline.document.warc.streams import is_url
 from pipeline.location import Location
+from pipeline.run.inputs import InputError
+
+log = logging.getLogger(__name__)
 
 # What a run writes at the top of its output directory (an earlier run may be resumed).
 RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
@@ -121,6 +128,55 @@ def check_recipe_files(cfg: Config) -> None:
             Rehydration.load(cfg.mixture.rehydration)
     except (ValueError, OSError) as e:
         raise ConfigError(str(e)) from None
+
+
+def _head(path: str) -> bytes | None:
+    """The first bytes of a local input (None: it cannot be opened now; the reader's ledger
+    says why)."""
+    try:
+        with open(path.removeprefix("file://"), "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError:
+        return None
+
+
+def probe_inputs(files: list[str], limit: int) -> tuple[int, list[tuple[str, str]]]:
+    """(files probed, [(file, why it is not what its name says)]): the first `limit` local
+    inputs, by their first bytes (remote ones are left to the reader: a request each, and a
+    network failure there is the run's to retry, not a verdict)."""
+    local = [f for f in files if not is_url(f)][:limit]
+    wrong = []
+    for f in local:
+        head = _head(f)
+        why = None if head is None else mismatch(f, head)
+        if why:
+            wrong.append((f, why))
+    return len(local), wrong
+
+
+def check_inputs(cfg: Config, files: list[str]) -> None:
+    """Inputs that are certainly not archives or text datasets (a CSV, a PDF, an empty file)
+    stop the run before Spark starts where the run would fail for them anyway: any of them
+    with input.on_unreadable: fail; every input; more of them than
+    input.max_unreadable_files. Fewer are logged and go to the ledger (read:unreadable_file)."""
+    probed, wrong = probe_inputs(files, cfg.input.probe_files)
+    if not wrong:
+        return
+    named = "; ".join(f"{f}: {why}" for f, why in wrong[:3])
+    more = f"; and {len(wrong) - 3} more" if len(wrong) > 3 else ""
+    fix = ("pass WARC, WET or ARC files (.warc.gz, .arc.gz), JSONL (.jsonl) or Parquet "
+           "(.parquet) with id and text")  # fmt: skip
+    if cfg.input.on_unreadable == "fail":
+        raise InputError(f"{named}{more} (input.on_unreadable: fail); {fix}")
+    if len(wrong) == len(files):
+        raise InputError(f"no input can be read: {named}{more}; {fix}")
+    if len(wrong) > cfg.input.max_unreadable_files:
+        raise InputError(
+            f"{len(wrong)} of the first {probed} inputs cannot be read, more than "
+            f"input.max_unreadable_files ({cfg.input.max_unreadable_files}): {named}{more}; {fix}"
+        )
+    for f, why in wrong:
+        log.warning("%s: %s; it goes to the ledger as read:unreadable_file", f, why)
 
 
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
