@@ -1,5 +1,6 @@
 """data/ and rejected/ open as they are in the readers the README names: pyarrow, DuckDB,
-pandas, Polars and Hugging Face `datasets` (no _SUCCESS, no .crc, nothing but Parquet)."""
+pandas, Polars and Hugging Face `datasets` (no _SUCCESS, no .crc, nothing but Parquet); the
+output folder opens with `load_dataset(DIR)` by its dataset card."""
 
 from __future__ import annotations
 
@@ -44,3 +45,11 @@ def test_outputs_open_in_five_readers(spark, cfg, sample_warc, tmp_path, routed)
         assert _read_everywhere(out / sub, tmp_path / "hf") == dict.fromkeys(
             ("pyarrow", "duckdb", "pandas", "polars", "datasets"), n
         )
+    # the output folder itself, by its dataset card (README.md): data/, or the ledger
+    from datasets import load_dataset
+
+    kept = load_dataset(str(out), split="train", cache_dir=str(tmp_path / "hf"))
+    assert kept.num_rows == m["counts"]["kept"] and "text" in kept.column_names
+    ledger = load_dataset(str(out), "rejected", split="train", cache_dir=str(tmp_path / "hf"))
+    assert ledger.num_rows == sum(m["counts"]["rejected"].values())
+    assert "reason" in ledger.column_names

@@ -107,6 +107,13 @@ def test_output_must_not_hold_inputs_or_stray_files(tmp_path):
     (tmp_path / "notes" / "thesis.tex").write_text("mine")
     with pytest.raises(ConfigError, match="thesis.tex"):
         check_output(tmp_path / "notes", [])
+    # a README.md is a run's dataset card only beside a run's other entries
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.md").write_text("mine")
+    with pytest.raises(ConfigError, match="README.md"):
+        check_output(tmp_path / "docs", [])
+    (tmp_path / "docs" / "manifest.json").write_text("{}")
+    check_output(tmp_path / "docs", [])
     check_output(tmp_path / "new", [str(warc)])  # a new folder is fine
     # URIs are outputs too (tests/test_s3_spark.py); one no filesystem serves is refused
     # before Spark starts, naming it, and nothing is written on the local disk for it

@@ -13,6 +13,7 @@ Layout of an output directory DIR:
                         data/lang=xx/ with route_by_language
   DIR/rejected/         the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
   DIR/manifest.json     inputs, config and hash, versions, times, counts, stage timings
+  DIR/README.md         a dataset card: load_dataset(DIR) reads data/ ("rejected": the ledger)
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pipeline.engine.models import digest
 from pipeline.engine.storage import default_fs_is_local, resolve
 from pipeline.engine.warmup import warm_workers
 from pipeline.location import Location, is_uri
+from pipeline.outputs.dataset_card import CARD, card_text
 from pipeline.outputs.report import write_report
 from pipeline.run import output_lock, run_record
 from pipeline.run.chunks import EXTRACTION_STAGES, documents_pass, package_sources
@@ -333,6 +335,7 @@ def _run_stages(
     if guard is not None:
         guard()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    (out / CARD).write_text(card_text(manifest))  # load_dataset(DIR) opens data/, not _stages/
     write_report(out)
     for line in damage_lines(manifest["damage"]):
         log.warning("%s", line)

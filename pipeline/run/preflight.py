@@ -17,6 +17,7 @@ from pipeline.config import Config, ConfigError
 from pipeline.document.sniff import HEAD_BYTES, mismatch
 from pipeline.document.warc.streams import is_url
 from pipeline.location import Location
+from pipeline.outputs.dataset_card import CARD
 from pipeline.run.inputs import InputError
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 # What a run writes at the top of its output directory (an earlier run may be resumed).
 RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
                "budget.json", "report.html", "report.json", ".curate.lock",
-               "quality_percentiles.json"}  # fmt: skip
+               "quality_percentiles.json", CARD}  # fmt: skip
 
 
 def check_models(cfg: Config) -> None:
@@ -70,7 +71,8 @@ def check_output(output: str | Path | Location, files: list[str]) -> None:
     held = busy(out)
     if held:
         raise ConfigError(held)
-    stray = sorted(set(top) - RUN_ENTRIES)
+    ours = RUN_ENTRIES if {"_stages", "manifest.json"} & set(top) else RUN_ENTRIES - {CARD}
+    stray = sorted(set(top) - ours)  # a README.md alone is the user's, not a run's card
     if stray:
         raise ConfigError(
             f"--output {output}: holds files that are not from a curate run "

@@ -1,0 +1,62 @@
+"""DIR/README.md: a Hugging Face dataset card, so the output folder opens as a dataset.
+
+Without it `datasets.load_dataset(DIR)` takes every Parquet file under DIR, the run's own
+stage files (_stages/) among them, and fails on their differing columns. The card's YAML
+header names two configurations (the Hub's `configs` field): `default`, the kept documents
+(data/, with data/lang=xx/ folders when routed by language), and `rejected`, the ledger.
+Its text says what the run read and kept, from the manifest.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+CARD = "README.md"
+
+
+def card_text(manifest: dict) -> str:
+    configs = [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/**/*.parquet"}]},
+        {"config_name": "rejected",
+         "data_files": [{"split": "train", "path": "rejected/**/*.parquet"}]},
+    ]  # fmt: skip
+    header = yaml.safe_dump({"configs": configs, "pretty_name": _name(manifest)}, sort_keys=False)
+    c = manifest["counts"]
+    rejected = sum(c["rejected"].values())
+    reasons = sorted(c["rejected"].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
+    langs = manifest.get("languages") or {}
+    version = manifest.get("versions", {}).get("curate-pipeline", "")
+    lines = [
+        f"---\n{header}---",
+        f"# {_name(manifest)}",
+        "",
+        f"Curated by curate-pipeline {version} from {len(manifest['inputs'])} input(s), "
+        f"finished {manifest['finished']} (config hash `{manifest['config_hash']}`).",
+        "",
+        f"- read {c['read']:,} records; kept {c['kept']:,} documents (`data/`, the `default` "
+        f"configuration); rejected {rejected:,} (`rejected/`, the `rejected` configuration: "
+        "stage, reason and detail per record)",
+        f"- tokens: {manifest.get('tokens', {}).get('total', 0):,} "
+        "(token shards in `tokens/`, mixture shards in `shards/`)",
+    ]
+    if reasons:
+        lines.append("- most frequent reasons: " + ", ".join(f"{k} {n:,}" for k, n in reasons))
+    # documents per language identified (before the later stages' drops)
+    found = sorted(((k, v.get("docs", 0)) for k, v in langs.items() if v.get("docs")),
+                   key=lambda kv: (-kv[1], kv[0]))  # fmt: skip
+    if found:
+        lines.append("- languages identified: " + ", ".join(f"{k} {n:,}" for k, n in found[:10])
+                     + (f" and {len(found) - 10} more" if len(found) > 10 else ""))  # fmt: skip
+    lines += [
+        "",
+        'Read it with `datasets.load_dataset("<this folder>")` (`, "rejected"` for the '
+        'ledger), `pyarrow.parquet.read_table("data")`, DuckDB '
+        "(`read_parquet('data/**/*.parquet')`), pandas or Polars. `report.html` shows the run; "
+        "`manifest.json` holds its inputs, config, versions and counts.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _name(manifest: dict) -> str:
+    return manifest["output"].rstrip("/").rsplit("/", 1)[-1] or "curated corpus"
