@@ -210,12 +210,26 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
     assert "--overwrite" in r.stderr and f"--input {a} --input {b} --output {out}" in r.stderr
     tuned = cfg.model_copy(deep=True)
     tuned.langid.threshold = 0.9
-    with pytest.raises(ConfigError, match="differs in langid.*--retune"):
+    with pytest.raises(ConfigError, match=r"differs in langid.threshold \(0.65 -> 0.9\).*--retune"):
         run_record.check(out, [str(a)], tuned, None)
     run_record.check(out, [str(a)], tuned, None, retune=True)
     moved = cfg.model_copy(deep=True)
     moved.spark.arrow_batch_rows = 8  # how it runs, not what it decides: no refusal
+    moved.input.probe_files = 3
     run_record.check(out, [str(a)], moved, None)
+    # a record written before a key existed (the key at its default): no refusal; a
+    # weights table filled in: refused, naming the entry
+    import json
+
+    record = out / "_stages" / "run.json"
+    held = json.loads(record.read_text())
+    del held["settings"]["langid.threshold"]
+    record.write_text(json.dumps(held))
+    run_record.check(out, [str(a)], cfg, None)
+    weighted = cfg.model_copy(deep=True)
+    weighted.mixture.weights = {"news": 2.0}
+    with pytest.raises(ConfigError, match=r"mixture.weights.news \(null -> 2.0\)"):
+        run_record.check(out, [str(a)], weighted, None)
     _clear(str(out))  # --overwrite: the run's entries go, the folder stays
     assert out.is_dir() and list(out.iterdir()) == []
 

@@ -14,8 +14,9 @@ from pipeline.config import Config, ConfigError
 from pipeline.location import Location
 
 RUN_FILE = "run.json"
-# sections that change how a run executes, never what it decides
-NEUTRAL = ("spark", "output")
+# sections that change how a run executes, never what it decides (the inputs themselves are
+# compared as files; chunking is kept for reruns in _CHUNKING.json)
+NEUTRAL = ("spark", "output", "input", "chunks")
 
 
 def _path(out: Location) -> Location:
@@ -27,11 +28,59 @@ def sections(cfg: Config) -> dict[str, str]:
     return {name: cfg.section_hash(name) for name in data if name not in NEUTRAL}
 
 
+def settings(cfg: Config) -> dict[str, object]:
+    """Every deciding setting by its dotted key (langid.threshold: 0.65)."""
+    flat: dict[str, object] = {}
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict) and value:
+            for k, v in value.items():
+                walk(f"{prefix}.{k}", v)
+        else:
+            flat[prefix] = value
+
+    for name, value in cfg.model_dump(mode="json").items():
+        if name not in NEUTRAL:
+            walk(name, value)
+    return flat
+
+
 def write(out: Location, files: list[str], cfg: Config, config_path: str | None) -> None:
     _path(out).write_text(json.dumps({
         "inputs": files, "config": config_path, "config_hash": cfg.section_hash(),
-        "sections": sections(cfg), "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sections": sections(cfg), "settings": settings(cfg),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
     }, indent=2) + "\n")  # fmt: skip
+
+
+def changed_settings(held: dict, cfg: Config) -> list[str]:
+    """The deciding settings that differ from the record's, as `key (old -> new)`. A key the
+    record lacks is a difference unless it is at its built-in default (a key added to the
+    config since); a key the config lacks, unless entries replaced it (a table filled in)."""
+    if "settings" not in held:  # a record from before settings were kept: by section
+        old = held.get("sections", {})
+        return sorted(k for k, h in sections(cfg).items() if k in old and old[k] != h)
+    was_all, now = held["settings"], settings(cfg)
+    default = settings(Config())
+    out = []
+    for key in sorted(set(was_all) | set(now)):
+        if key in was_all and key in now:
+            differs = was_all[key] != now[key]
+        elif key in now:  # new to the record: a new key, or an entry of a filled-in table
+            differs = now[key] != default.get(key, object()) or any(
+                key.startswith(k + ".") for k in was_all
+            )
+        else:  # gone: a key removed from the config (no difference), or a table emptied
+            parents = [key.rsplit(".", n)[0] for n in range(1, key.count(".") + 1)]
+            differs = any(p in now for p in parents) or any(k.startswith(key + ".") for k in now)
+        if differs:
+            out.append(f"{key} ({_short(was_all.get(key))} -> {_short(now.get(key))})")
+    return out
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def read(out: Location) -> dict | None:
@@ -68,10 +117,13 @@ def check(out: Location | str, files: list[str], cfg: Config, config_path: str |
             f"--overwrite to replace it; or, to add inputs to it, list its inputs first, in "
             f"their order: {cmd}"
         )
-    changed = sorted(k for k, h in sections(cfg).items() if held.get("sections", {}).get(k) != h)
+    changed = changed_settings(held, cfg)
     if changed and not retune:
+        shown = ", ".join(changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
         raise ConfigError(
-            f"{there}; this config differs in {', '.join(changed)}. Choose another --output "
+            f"{there}; this config differs in {shown}. Choose another --output "
             "folder; or --overwrite to replace it; or --retune to rerun the changed steps on "
             "the stored text (extraction is reused where its settings did not change)"
         )
