@@ -6,7 +6,9 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from pipeline.config import ConfigError, default_config_path, load_config
@@ -98,12 +100,40 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--file-bytes", type=float, metavar="N",
                     help="every input's size (a listing); default: each file's")  # fmt: skip
     pl.add_argument("--json", action="store_true", help="the plan as JSON")
+    ex = sub.add_parser("explore", help="browse a finished run's decisions in a web page")
+    ex.add_argument("dir", metavar="DIR", help="a run's output (a folder or a URI)")
+    _web_args(ex)
+    sv = sub.add_parser("serve", help="curate new files as they land in a location, and show "
+                        "the output in a web page")  # fmt: skip
+    sv.add_argument("--config", help="YAML config (default: conf/default.yaml)")
+    sv.add_argument("--input", nargs="+", action="extend", default=[], metavar="PATH",
+                    required=True, help="a folder, prefix, glob or listing to watch")  # fmt: skip
+    sv.add_argument("--output", required=True, metavar="DIR", help="output directory")
+    sv.add_argument("--every", type=float, default=30.0, metavar="S",
+                    help="seconds between looks at the inputs (30)")  # fmt: skip
+    sv.add_argument(
+        "--corpus-every",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="run the corpus stages at most this often (0: after every new file)",
+    )
+    sv.add_argument("--master", help="Spark master URL (overrides spark.master)")
+    sv.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
+    _web_args(sv)
     b = sub.add_parser("broken-warcs", help="write the broken WARC cases the reliability tests use")
     b.add_argument("--output", required=True, metavar="DIR")
     for name, parser in sub.choices.items():  # each --help ends with a working example
         parser.epilog = "example:\n  " + EXAMPLES[name]
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
+
+
+def _web_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (127.0.0.1; another needs --token)")  # fmt: skip
+    p.add_argument("--port", type=int, default=8765, help="port (8765; 0: any free one)")
+    p.add_argument("--token", help="a secret every request must carry (?token= on the page)")
 
 
 # One working example per subcommand (tests/test_cli.py parses each).
@@ -121,6 +151,8 @@ EXAMPLES = {
     "tokens": "curate tokens out/sample --show 3",
     "plan": "curate plan --input build/sample.warc.gz --cores 64",
     "broken-warcs": "curate broken-warcs --output build/broken",
+    "explore": "curate explore out/sample --port 8765",
+    "serve": "curate serve --input crawl/incoming/ --output out/live --every 30",
 }
 
 
@@ -313,6 +345,87 @@ def _config_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _listen(explorer, args: argparse.Namespace):
+    from pipeline.outputs.explore.server import start
+
+    server = start(explorer, args.host, args.port, args.token)
+    host, port = server.server_address[:2]
+    shown = f"http://{host}:{port}/" + (f"?token={args.token}" if args.token else "")
+    print(f"explore: {shown} (Ctrl-C stops)", flush=True)
+    return server
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from pipeline.location import Location
+    from pipeline.outputs.explore.server import Explorer
+
+    if not (Location.of(args.dir) / "manifest.json").is_file():
+        print(f"curate: {args.dir} has no manifest.json: not a finished run (curate serve "
+              "shows an output while it grows)", file=sys.stderr)  # fmt: skip
+        return 2
+    try:
+        server = _listen(Explorer(args.dir), args)
+    except (OSError, ValueError) as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    server.shutdown()
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from pipeline.outputs.explore.server import Explorer
+
+    try:
+        if args.config is None:
+            args.config = default_config_path()
+        cfg = load_config(args.config)
+        print(f"config: {args.config or 'built-in defaults (no conf/default.yaml found)'}")
+        from pipeline.engine.spark import store_environment
+        from pipeline.run.preflight import check_output
+
+        store_environment(cfg)
+        check_output(args.output, [])
+    except (ConfigError, InputError, ModelError) as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+    from pipeline.engine.spark import get_spark, quiet_task_failures
+    from pipeline.run.serve import Server
+
+    spark = get_spark(cfg, args.master, quiet=not args.verbose)
+    if not args.verbose:
+        quiet_task_failures(spark)
+    srv = Server(cfg, args.input, args.output, spark, args.every, args.corpus_every,
+                 str(args.config) if args.config else None)  # fmt: skip
+    explorer = Explorer(args.output, srv.status.view)
+    srv.on_output.append(explorer.refresh)
+    try:
+        web = _listen(explorer, args)
+    except (OSError, ValueError) as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+
+    def stop(*_: object) -> None:  # the chunk in flight commits, no other starts
+        print("curate serve: stopping after the chunk in flight", file=sys.stderr, flush=True)
+        srv.stop.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    srv.serve()
+    web.shutdown()
+    from pipeline.run.chunks import committed
+
+    chunks, rows = committed(srv.out)
+    print(f"curate serve: stopped; {chunks} chunk(s), {rows:,} records committed in "
+          f"{args.output}", file=sys.stderr)  # fmt: skip
+    return 0
+
+
 def _interrupted(args: argparse.Namespace, inputs: list[str]) -> int:
     """Ctrl-C during a run: one line saying what is committed and the command that resumes
     (the committed chunks are reused); exit 130, as a shell reports SIGINT."""
@@ -415,6 +528,10 @@ def _main(argv: list[str] | None = None) -> int:
         for case in write_broken_inputs(args.output):
             print(f"{case.name:22} {case.path}  expects {', '.join(sorted(case.reasons)) or '-'}")
         return 0
+    if args.command == "explore":
+        return _explore(args)
+    if args.command == "serve":
+        return _serve(args)
     if args.command == "fetch-lid":
         from pipeline.engine.models import fetch_lid
 

@@ -218,6 +218,10 @@ def restep(stored: DataFrame, steps: Sequence[Running], schema: pa.Schema) -> Da
     return base.mapInArrow(run, spark_schema(schema))
 
 
+class Stopped(RuntimeError):
+    """The run was asked to stop (SIGTERM to `curate serve`): committed chunks stand."""
+
+
 class _Progress:
     """A console line at most every `every` seconds: chunks and files done, records, rate,
     the tasks of the chunks running now (Spark's tracker), and an ETA from the files done,
@@ -289,10 +293,12 @@ def documents_pass(
     extract_seconds=None,
     force: bool = False,
     guard: Callable[[], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> tuple[DataFrame, list[ChunkResult], dict]:
     """Every chunk done (run, retuned or reused); returns all chunks' rows, what each chunk
     did, and the progress figures. `guard()` runs before each chunk's commit (the run's
-    lease on the output)."""
+    lease on the output). Once `stop` is set no chunk starts; those in flight commit, then
+    Stopped is raised."""
     from pipeline.stages.arrow_batches import with_fields
 
     schema = with_fields(DOC_SCHEMA, fields)
@@ -308,6 +314,8 @@ def documents_pass(
     ticker.start()
 
     def one(chunk: Chunk) -> ChunkResult:
+        if stop is not None and stop.is_set():
+            raise Stopped(f"stopped before {chunk.name}")
         path = root / chunk.name
         fp_x = extraction_fingerprint(chunk, cfg, version)
         marker = None if force else read_marker(path)

@@ -169,8 +169,13 @@ def run(
     spark: SparkSession,
     force: bool = False,
     config_path: str | None = None,
+    stop: threading.Event | None = None,
+    documents_only: bool = False,
 ) -> dict:
-    """Run the pipeline; returns the manifest (also written to DIR/manifest.json)."""
+    """Run the pipeline; returns the manifest (also written to DIR/manifest.json).
+    `stop`: once set, no further chunk starts (those in flight commit), and the run raises
+    Stopped. `documents_only`: the documents pass alone (`curate serve` between corpus
+    runs); returns its chunks."""
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
     out = resolve(spark, output)  # the place Spark's default filesystem makes it
@@ -183,7 +188,8 @@ def run(
     out.mkdir()
     with output_lock.hold(out, cfg.output.lock_lease_seconds) as lease:
         run_record.write(out, files, cfg, config_path)  # what the output holds, from now on
-        return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check)
+        return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check,
+                           stop, documents_only)  # fmt: skip
 
 
 def _run_stages(
@@ -196,6 +202,8 @@ def _run_stages(
     t_start: float,
     warm: threading.Thread | None = None,
     guard: Callable[[], None] | None = None,
+    stop: threading.Event | None = None,
+    documents_only: bool = False,
 ) -> dict:
     driver_preload.start()  # started by get_spark already, unless the session came from elsewhere
     # the mixture needs the tokenizer on the driver at the end: load it meanwhile
@@ -232,8 +240,12 @@ def _run_stages(
         fields=[f for st in stepped for f in built[st.name].fields],
         steps_fingerprint=steps_fp, version=version[0],
         splits_for=lambda n: splits_per_file(spark, cfg, n),
-        extract_seconds=timers["extract"], force=force, guard=guard,
+        extract_seconds=timers["extract"], force=force, guard=guard, stop=stop,
     )  # fmt: skip
+    if documents_only:
+        return {"documents_only": True, "rows": sum(r.rows for r in chunk_results),
+                "chunks": [{"name": r.name, "files": r.files, "status": r.status,
+                            "rows": r.rows} for r in chunk_results]}  # fmt: skip
     statuses = {r.status for r in chunk_results}
     extract_status = "ran" if "ran" in statuses else "reused"
     steps_status = "reused" if statuses == {"reused"} else "ran"

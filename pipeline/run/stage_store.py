@@ -21,8 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.engine.storage import Written, read_parquet, write_parquet
 from pipeline.location import Location
-
-MARKER = "_STAGE.json"
+from pipeline.run.markers import MARKER, listed_files, read_marker
 
 
 @dataclass
@@ -33,19 +32,6 @@ class StageResult:
     seconds: float
     rows: int
     files: list[str] | None = None  # its files, relative to path (as its marker lists them)
-
-
-def read_marker(path: Location) -> dict | None:
-    """A committed marker (one that lists its files), or None."""
-    try:
-        marker = json.loads((path / MARKER).read_text())
-    except (OSError, ValueError):
-        return None
-    return marker if isinstance(marker.get("files"), list) else None
-
-
-def listed_files(path: Location, marker: dict) -> list[Location]:
-    return [path / f["file"] for f in marker["files"]]
 
 
 def commit(path: Location, marker: dict, written: Written, guard=None) -> dict:
