@@ -45,3 +45,28 @@ def spark(cfg):
     session = get_spark(cfg, "local[2]")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_run(spark, cfg, tmp_path_factory):
+    """The seven-page demo crawl, run once (the report's and the explorer's tests)."""
+    from pipeline.examples.demo import write_demo_warc
+    from pipeline.run.orchestrate import run
+
+    out = tmp_path_factory.mktemp("demo") / "out"
+    warc = write_demo_warc(out.parent / "pages.warc.gz")
+    run(cfg, [str(warc)], out, spark)
+    return out
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium (.ci/run installs it): required on CI, else skipped."""
+    import shutil
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (.ci/run installs it)")
+        pytest.skip("chromium not installed: apt-get install chromium")
+    return path

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -13,17 +11,6 @@ import pytest
 pytestmark = pytest.mark.spark
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture(scope="module")
-def demo_run(spark, cfg, tmp_path_factory):
-    from pipeline.examples.demo import write_demo_warc
-    from pipeline.run.orchestrate import run
-
-    out = tmp_path_factory.mktemp("demo") / "out"
-    warc = write_demo_warc(out.parent / "pages.warc.gz")
-    run(cfg, [str(warc)], out, spark)
-    return out
 
 
 def test_demo_verdicts(demo_run):
@@ -46,17 +33,8 @@ def test_demo_verdicts(demo_run):
     assert sum(r["verdict"] == "kept" for r in v.values()) == 2
 
 
-def _chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs it)")
-        pytest.skip("chromium not installed: apt-get install chromium")
-    return path
-
-
-def test_report_in_headless_chromium(demo_run, tmp_path):
-    browser = _chromium()
+def test_report_in_headless_chromium(demo_run, chromium, tmp_path):
+    browser = chromium
     page = demo_run / "report.html"
     html = page.read_text(encoding="utf-8")
     assert "<script" not in html and "<link" not in html and " src=" not in html  # self-contained

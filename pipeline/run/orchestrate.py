@@ -40,7 +40,7 @@ from pipeline.location import Location, is_uri
 from pipeline.outputs.dataset_card import CARD, card_text
 from pipeline.outputs.report import write_report
 from pipeline.run import output_lock, run_record
-from pipeline.run.chunks import EXTRACTION_STAGES, documents_pass, package_sources
+from pipeline.run.chunks import EXTRACTION_STAGES, Stopped, documents_pass, package_sources
 from pipeline.run.corpus_half import corpus_half, fingerprint, step_settings
 from pipeline.run.inputs import expand_inputs
 from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, damage_lines, damage_report
@@ -242,6 +242,8 @@ def _run_stages(
         splits_for=lambda n: splits_per_file(spark, cfg, n),
         extract_seconds=timers["extract"], force=force, guard=guard, stop=stop,
     )  # fmt: skip
+    if stop is not None and stop.is_set():  # the chunks are committed; the corpus stages wait
+        raise Stopped("stopped after the documents pass")
     if documents_only:
         return {"documents_only": True, "rows": sum(r.rows for r in chunk_results),
                 "chunks": [{"name": r.name, "files": r.files, "status": r.status,
