@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -264,6 +265,21 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spar
              for where in (out, str(local))]  # fmt: skip
     assert all(x.returncode == 0 for x in shown), [x.stderr for x in shown]
     assert shown[0].stdout == shown[1].stdout and "--- document 2" in shown[0].stdout
+    # `curate explore` on the bucket: the same pages of records as on the local run
+    pages = []
+    for where in (out, str(local)):
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "curate"), "explore", where,
+                                 "--port", "0"], cwd=ROOT, env={**os.environ, **env},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)  # fmt: skip
+        try:
+            url = proc.stdout.readline().split("explore: ", 1)[1].split(" ", 1)[0]
+            with urllib.request.urlopen(url + "api/documents?size=200", timeout=60) as resp:
+                pages.append(json.loads(resp.read()))
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+    assert pages[0]["total"] == m["counts"]["read"] and pages[0]["rows"] == pages[1]["rows"]
 
 
 def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):
