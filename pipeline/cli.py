@@ -391,6 +391,13 @@ def _serve(args: argparse.Namespace) -> int:
 
         store_environment(cfg)
         check_output(args.output, [])
+        from pipeline.location import Location
+        from pipeline.run import run_record
+
+        held = run_record.read(Location.of(args.output))
+        if held:  # the output's settings: the same, or refused as `curate run` refuses them
+            run_record.check(args.output, list(held.get("inputs", [])), cfg,
+                             str(args.config) if args.config else None)  # fmt: skip
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2

@@ -3,7 +3,7 @@
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token");
-const state = { docPage: 0, clPage: 0, size: 25, filters: {} };
+const state = { docPage: 0, clPage: 0, size: 25, filters: {}, finished: undefined };
 
 async function api(route, params = {}) {
   const q = new URLSearchParams(params);
@@ -66,6 +66,10 @@ async function status() {
       (s.serve.last_error ? `; last error: ${s.serve.last_error}` : "") + " · " + line;
   }
   document.getElementById("status").textContent = line;
+  if (s.finished && s.finished !== state.finished) {  // a (new) finished run: its views
+    state.finished = s.finished;
+    await Promise.all([overview(), facets()]);
+  }
 }
 
 async function overview() {
@@ -82,8 +86,16 @@ async function overview() {
     sources.map(([k, v]) => [filterLink(k, { source: k, verdict: "kept" }), v.docs_after, v.tokens_after]));
 }
 
+function resetOptions(id, keep) {
+  const select = document.getElementById(id);
+  while (select.options.length > keep) select.remove(keep);
+}
+
 async function facets() {
   const f = await api("/api/facets");
+  resetOptions("f-verdict", 3);
+  resetOptions("f-lang", 1);
+  resetOptions("f-source", 1);
   const verdict = document.getElementById("f-verdict");
   f.verdicts.forEach((v) => { const o = el("option", `${v.verdict} (${fmt(v.n)})`); o.value = v.verdict; verdict.append(o); });
   const lang = document.getElementById("f-lang");
@@ -197,6 +209,6 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("doc-next").addEventListener("click", () => { state.docPage++; documents().catch(report); });
   document.getElementById("cl-prev").addEventListener("click", () => { state.clPage--; clusters().catch(report); });
   document.getElementById("cl-next").addEventListener("click", () => { state.clPage++; clusters().catch(report); });
-  Promise.all([status(), overview(), facets()]).then(() => { document.body.dataset.ready = "1"; }).catch(report);
+  status().then(() => { document.body.dataset.ready = "1"; }).catch(report);
   setInterval(() => status().catch(report), 5000);
 });
