@@ -57,7 +57,7 @@ def test_files_dropped_in_are_curated_and_a_kill_loses_nothing(sample_warc, tmp_
     watched, out = tmp_path / "incoming", tmp_path / "out"
     watched.mkdir()
     conf = tmp_path / "c.yaml"
-    conf.write_text("chunks:\n  files: 1\n")  # a chunk per file: each committed alone
+    conf.write_text("chunks:\n  files: 1\n  parallel: 1\n")  # a chunk per file, one at a time
     per_file = 25  # the sample's records (tests/test_pipeline_spark.py counts them)
 
     def drop(name: str) -> None:
@@ -81,9 +81,19 @@ def test_files_dropped_in_are_curated_and_a_kill_loses_nothing(sample_warc, tmp_
         assert [c["status"] for c in chunks] == ["reused", "reused", "ran"]
         with urllib.request.urlopen(second.url + "/api/documents?size=1", timeout=10) as r:
             assert json.loads(r.read())["total"] == 3 * per_file
+        # SIGTERM while new files are being curated: the chunk in flight commits, no other
+        # starts, no corpus stage runs, exit 0
+        drop("d.warc.gz")
+        drop("e.warc.gz")
+        t0 = time.perf_counter()
+        while not any("chunk-00003 ran" in line for line in second.err):
+            assert time.perf_counter() - t0 < 300 and second.proc.poll() is None, second.err
+            time.sleep(0.1)
         os.killpg(second.proc.pid, signal.SIGTERM)
         assert second.proc.wait(timeout=120) == 0
-        assert any("curate serve: stopped; 3 chunk(s)" in line for line in second.err)
+        stopped = [line for line in second.err if "curate serve: stopped; " in line]
+        assert stopped and int(stopped[0].split("stopped; ")[1].split(" chunk")[0]) in (4, 5)
+        assert len(json.loads((out / "manifest.json").read_text())["inputs"]) == 3
     finally:
         if second.proc.poll() is None:
             os.killpg(second.proc.pid, signal.SIGKILL)
