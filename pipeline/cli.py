@@ -233,12 +233,18 @@ def _train_quality(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_config(args: argparse.Namespace):
+    """--config, else conf/default.yaml; the first line a run prints names which."""
+    if args.config is None:
+        args.config = default_config_path()
+    cfg = load_config(args.config)
+    print(f"config: {args.config or 'built-in defaults (no conf/default.yaml found)'}")
+    return cfg
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
-        if args.config is None:
-            args.config = default_config_path()
-        cfg = load_config(args.config)
-        print(f"config: {args.config or 'built-in defaults (no conf/default.yaml found)'}")
+        cfg = _load_config(args)
         inputs = args.input or cfg.input.paths
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
@@ -382,10 +388,7 @@ def _serve(args: argparse.Namespace) -> int:
     from pipeline.outputs.explore.server import Explorer
 
     try:
-        if args.config is None:
-            args.config = default_config_path()
-        cfg = load_config(args.config)
-        print(f"config: {args.config or 'built-in defaults (no conf/default.yaml found)'}")
+        cfg = _load_config(args)
         from pipeline.engine.spark import store_environment
         from pipeline.run.preflight import check_output
 
