@@ -242,6 +242,16 @@ def _load_config(args: argparse.Namespace):
     return cfg
 
 
+def _run_spark(cfg, args: argparse.Namespace):
+    """The session a run uses: Spark's task-failure logs only with --verbose."""
+    from pipeline.engine.spark import get_spark, quiet_task_failures
+
+    spark = get_spark(cfg, args.master, quiet=not args.verbose)
+    if not args.verbose:
+        quiet_task_failures(spark)
+    return spark
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         cfg = _load_config(args)
@@ -273,13 +283,10 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
-    from pipeline.engine.spark import get_spark, quiet_task_failures
     from pipeline.run.orchestrate import NoRecords, TooManyUnreadable, run
     from pipeline.run.output_lock import OutputBusy
 
-    spark = get_spark(cfg, args.master, quiet=not args.verbose)
-    if not args.verbose:
-        quiet_task_failures(spark)
+    spark = _run_spark(cfg, args)
     try:
         manifest = run(
             cfg,
@@ -404,12 +411,9 @@ def _serve(args: argparse.Namespace) -> int:
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
-    from pipeline.engine.spark import get_spark, quiet_task_failures
     from pipeline.run.serve import Server
 
-    spark = get_spark(cfg, args.master, quiet=not args.verbose)
-    if not args.verbose:
-        quiet_task_failures(spark)
+    spark = _run_spark(cfg, args)
     srv = Server(cfg, args.input, args.output, spark, args.every, args.corpus_every,
                  str(args.config) if args.config else None)  # fmt: skip
     explorer = Explorer(args.output, srv.status.view)

@@ -5,6 +5,7 @@ left to the reader's ledger."""
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 
 import pyarrow as pa
@@ -47,6 +48,14 @@ WRONG = [
 def test_a_wrong_input_is_named_with_what_it_looks_like(name, data, what):
     why = mismatch(name, data)
     assert why is not None and what in why, why
+
+
+def test_a_first_document_longer_than_the_head_is_still_json_lines():
+    long = json.dumps({"id": "a", "text": "word " * 40_000}).encode() + b"\n{}\n"
+    assert len(long) > HEAD_BYTES
+    assert mismatch("docs.jsonl", long[:HEAD_BYTES]) is None
+    assert mismatch("docs.jsonl.gz", gzip.compress(long)[:HEAD_BYTES]) is None
+    assert mismatch("docs.warc.gz", gzip.compress(long)[:HEAD_BYTES]) is not None
 
 
 def test_bytes_a_damaged_archive_may_hold_are_left_to_the_reader():

@@ -51,9 +51,15 @@ def _text(head: bytes) -> str | None:
     return None if controls > 0 else text
 
 
-def _first_line(text: str) -> str:
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= 60 else line[:57] + "..."
+def _json_object(line: str, cut: bool) -> bool:
+    """Whether `line` is a JSON object; `cut`: the head may end inside it (a document longer
+    than the head), so an object's start is all that can be seen."""
+    if cut:
+        return line.lstrip().startswith("{")
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def looks_like(head: bytes) -> tuple[str, str]:
@@ -77,12 +83,11 @@ def looks_like(head: bytes) -> tuple[str, str]:
     if text is not None:
         if "\nWARC/1." in text:  # a record header after a cut first record: an archive
             return WARC, "WARC records after some damage"
-        first = _first_line(text)
-        try:
-            if isinstance(json.loads(next(ln for ln in text.splitlines() if ln.strip())), dict):
-                return JSONL, "JSON lines"
-        except (ValueError, StopIteration):
-            pass
+        line = next((ln for ln in text.splitlines() if ln.strip()), "")
+        # no line end after it: the head (or the file) ends inside the first line
+        if _json_object(line, cut="\n" not in text.lstrip("\r\n")):
+            return JSONL, "JSON lines"
+        first = line if len(line) <= 60 else line[:57] + "..."
         try:
             name = puremagic.magic_string(head)[0].name  # HTML, XML, JSON, ...
             return OTHER, f"{name.rstrip('.')} (first line: {first!r})"
