@@ -1,53 +1,37 @@
-"""Parquet at any `Location`, for Spark: a Python data source (Spark 4's DataSource API) that
-reads and writes through `pyarrow.fs`, for stores the cluster has no Hadoop connector for
-(pyspark ships none for S3, GCS or Azure).
+"""Parquet at any `Location`, for Spark: Python tasks that read and write through
+`pyarrow.fs`, for stores the cluster has no Hadoop connector for (pyspark ships none for S3,
+GCS or Azure). Built on `mapInArrow` (Spark 3.3+), so the same code runs on Spark 3.5 and 4.x.
 
 Writing: each task streams its partition into Parquet files named with the write's id, the
 partition and the task attempt (`part-00003-<write>-a<attempt>.parquet`), row groups of at
 most GROUP_ROWS rows or GROUP_BYTES bytes, so attempts never overwrite each other and a
-retried or speculative attempt's files are never mistaken for the winner's. Spark gives the
-driver-side `commit` the messages of the successful attempts only; it writes
-`_write-<write>.json` listing their files and rows, which the caller turns into its own
-marker (run/stage_store.py): files no marker lists are invisible and are deleted later.
-`partition_by` writes Hive-style `col=value/` folders without the column, as Spark does.
+retried or speculative attempt's files are never mistaken for the winner's. Each task returns
+one row per file it wrote; the driver collects the rows of the successful attempts only (what
+Spark's result of a job is), which the caller lists in its own marker (run/stage_store.py):
+files no marker lists are invisible and are deleted later. `partition_by` writes Hive-style
+`col=value/` folders without the column, as Spark does.
 
 Reading: one partition per listed file (a caller passes the files its markers list, never a
-folder listing), Arrow batches out, columns missing from a file as nulls.
+folder listing; each task gets its own file's name only), Arrow batches out, columns missing
+from a file as nulls.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceArrowWriter,
-    DataSourceReader,
-    InputPartition,
-    WriterCommitMessage,
-)
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from pipeline.location import Location
 
-NAME = "curate_parquet"
 GROUP_ROWS = 100_000
 GROUP_BYTES = 64 << 20
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Spark's folder name for a null value
-
-
-def write_manifest_name(write_id: str) -> str:
-    return f"_write-{write_id}.json"
-
-
-@dataclass
-class Written(WriterCommitMessage):
-    files: list[dict] = field(default_factory=list)  # {"file", "bytes", "rows"}
+WRITTEN = pa.schema([("file", pa.string()), ("bytes", pa.int64()), ("rows", pa.int64())])
 
 
 def _arrow_schema(schema: StructType) -> pa.Schema:
@@ -110,64 +94,47 @@ class _Files:
         return sorted(out, key=lambda f: f["file"])
 
 
-class _Writer(DataSourceArrowWriter):
-    def __init__(self, options: dict):
-        self.root = Location.of(options["path"])
-        self.write_id = options["write_id"]
-        self.compression = options.get("compression", "zstd")
-        self.partition_by = options.get("partition_by") or None
+def write_files(
+    df: DataFrame, root: Location, write_id: str, compression: str, partition_by: str | None
+) -> list[dict]:
+    """Write `df` under `root`; returns the files of the successful attempts, {"file" (relative
+    to root), "bytes", "rows"}, in name order."""
+    from pyspark.sql.pandas.types import from_arrow_schema
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> Written:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        stem = f"part-{ctx.partitionId():05d}-{self.write_id}-a{ctx.taskAttemptId()}"
-        files = _Files(self.root, stem, self.compression, self.partition_by)
-        for batch in iterator:
+        stem = f"part-{ctx.partitionId():05d}-{write_id}-a{ctx.taskAttemptId()}"
+        files = _Files(root, stem, compression, partition_by)
+        for batch in batches:
             files.add(batch)
-        return Written(files.close())
+        yield pa.RecordBatch.from_pylist(files.close(), schema=WRITTEN)
 
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        files = sorted((f for m in messages if isinstance(m, Written) for f in m.files),
-                       key=lambda f: f["file"])  # fmt: skip
-        (self.root / write_manifest_name(self.write_id)).write_text(json.dumps({"files": files}))
-
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        for m in messages:
-            if isinstance(m, Written):
-                for f in m.files:
-                    (self.root / f["file"]).delete()
+    rows = df.mapInArrow(run, from_arrow_schema(WRITTEN)).collect()
+    return sorted((r.asDict() for r in rows), key=lambda f: f["file"])
 
 
-class _Reader(DataSourceReader):
-    def __init__(self, options: dict, schema: StructType):
-        self.files = json.loads(options["files"])
-        self.schema = schema
+def read_files(spark: SparkSession, files: list[Location], schema: StructType) -> DataFrame:
+    """The rows of these Parquet files with `schema`, one partition per file."""
+    target = _arrow_schema(schema)
+    uris = [f.uri for f in files]
+    listing = spark.createDataFrame(
+        spark.sparkContext.parallelize([(u,) for u in uris], len(uris)), "file string"
+    )
 
-    def partitions(self) -> list[InputPartition]:
-        return [InputPartition(f) for f in self.files]
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for listed in batches:
+            for uri in listed.column("file").to_pylist():
+                with Location.of(uri).open_input() as fh:
+                    pf = pq.ParquetFile(fh)
+                    present = [n for n in target.names if n in pf.schema_arrow.names]
+                    for batch in pf.iter_batches(batch_size=8192, columns=present):
+                        cols = [
+                            batch.column(f.name).cast(f.type) if f.name in present
+                            else pa.nulls(batch.num_rows, f.type)
+                            for f in target
+                        ]  # fmt: skip
+                        yield pa.RecordBatch.from_arrays(cols, schema=target)
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        target = _arrow_schema(self.schema)
-        with Location.of(partition.value).open_input() as fh:
-            pf = pq.ParquetFile(fh)
-            present = [n for n in target.names if n in pf.schema_arrow.names]
-            for batch in pf.iter_batches(batch_size=8192, columns=present):
-                cols = [
-                    batch.column(f.name).cast(f.type) if f.name in present
-                    else pa.nulls(batch.num_rows, f.type)
-                    for f in target
-                ]  # fmt: skip
-                yield pa.RecordBatch.from_arrays(cols, schema=target)
-
-
-class CurateParquet(DataSource):
-    @classmethod
-    def name(cls) -> str:
-        return NAME
-
-    def writer(self, schema: StructType, overwrite: bool) -> _Writer:  # noqa: ARG002
-        return _Writer(dict(self.options))
-
-    def reader(self, schema: StructType) -> _Reader:
-        return _Reader(dict(self.options), schema)
+    return listing.mapInArrow(run, schema)

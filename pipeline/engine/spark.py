@@ -107,11 +107,14 @@ def get_spark(
 
 
 def size_shuffles(spark: SparkSession, cfg: Config) -> int:
-    """spark.sql.shuffle.partitions = shuffle_partitions_per_core x the cores Spark has now,
-    unless the config or spark-submit set it; returns the value in force."""
+    """spark.sql.shuffle.partitions = shuffle_partitions_per_core x the cores the cluster can
+    reach (engine/capacity.py), unless the config or spark-submit set it; returns the value in
+    force."""
+    from pipeline.engine.capacity import capacity
+
     key = "spark.sql.shuffle.partitions"
     if key not in cfg.spark.conf and key not in launcher_settings():
-        cores = spark.sparkContext.defaultParallelism
+        cores = capacity(spark, cfg.chunks.cores).cores
         spark.conf.set(key, str(cfg.spark.shuffle_partitions_per_core * max(1, cores)))
     return int(spark.conf.get(key))
 

@@ -8,7 +8,7 @@ the real store, so Python code and Spark's writers name the same place.
 
 `write_parquet` / `read_parquet` use the cluster's own Hadoop connector where it has one for
 the location's scheme (local disk, HDFS, EMRFS or S3A, GCS connector, ABFS), and otherwise
-the project's Python data source over pyarrow.fs (engine/parquet_source.py). `output.spark_io`
+Python tasks over pyarrow.fs (engine/parquet_source.py). `output.spark_io`
 forces one or the other. Either way a write returns the files it produced (name and bytes)
 and the rows it wrote, counted by Spark as they pass (an observed metric, never a footer read
 per file), which the caller lists in its marker; reads take an explicit list of files.
@@ -16,7 +16,6 @@ per file), which the caller lists in its marker; reads take an explicit list of 
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 
@@ -25,10 +24,8 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from pipeline.engine.parquet_source import NAME, CurateParquet, write_manifest_name
+from pipeline.engine.parquet_source import read_files, write_files
 from pipeline.location import Location, is_uri
-
-_registered: set[str] = set()
 
 
 class StorageError(RuntimeError):
@@ -96,7 +93,7 @@ def hadoop_uri(spark: SparkSession, loc: Location) -> str | None:
 
 
 def spark_io(spark: SparkSession, loc: Location, mode: str) -> str | None:
-    """The Hadoop URI to use for `loc`, or None for the Python data source."""
+    """The Hadoop URI to use for `loc`, or None for Python tasks over pyarrow.fs."""
     if mode == "python":
         return None
     uri = hadoop_uri(spark, loc)
@@ -107,19 +104,6 @@ def spark_io(spark: SparkSession, loc: Location, mode: str) -> str | None:
             "output.spark_io: auto to write through pyarrow.fs"
         )
     return uri
-
-
-def _register(spark: SparkSession) -> None:
-    """The data source, registered once per session, and this session made the JVM thread's
-    active one: the documents pass writes from a pool of driver threads, and a JVM thread
-    with no active session looks Python data sources up in none (DATA_SOURCE_NOT_FOUND)."""
-    app = spark.sparkContext.applicationId
-    if app not in _registered:
-        spark.dataSource.register(CurateParquet)
-        _registered.add(app)
-    spark.sparkContext._jvm.org.apache.spark.sql.SparkSession.setActiveSession(  # type: ignore[union-attr]
-        spark._jsparkSession
-    )
 
 
 def parquet_rows(files: list[Location]) -> list[int]:
@@ -167,21 +151,8 @@ def write_parquet(
         if file_rows:
             for entry, rows in zip(files, parquet_rows([f for f, _ in new]), strict=True):
                 entry["rows"] = rows
-    else:
-        _register(spark)
-        write_id = uuid.uuid4().hex[:12]
-        (
-            df.write.format(NAME)
-            .mode("append")
-            .option("path", loc.uri)
-            .option("write_id", write_id)
-            .option("compression", compression)
-            .option("partition_by", partition_by or "")
-            .save()
-        )
-        listing = loc / write_manifest_name(write_id)
-        files = json.loads(listing.read_text())["files"]  # the writers counted rows and bytes
-        listing.delete()
+    else:  # the writers count rows and bytes
+        files = write_files(df, loc, uuid.uuid4().hex[:12], compression, partition_by)
     return Written(files, int(counted.get["rows"]))
 
 
@@ -194,10 +165,4 @@ def read_parquet(
     uris = [spark_io(spark, f, mode) for f in files]
     if all(u is not None for u in uris):
         return spark.read.schema(schema).parquet(*uris)  # type: ignore[arg-type]
-    _register(spark)
-    return (
-        spark.read.format(NAME)
-        .schema(schema)
-        .option("files", json.dumps([f.uri for f in files]))
-        .load()
-    )
+    return read_files(spark, files, schema)

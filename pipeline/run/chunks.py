@@ -40,6 +40,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pipeline.config import Config
 from pipeline.document.url_filter import list_digests
 from pipeline.document.warc.streams import is_url
+from pipeline.engine.capacity import capacity
 from pipeline.engine.models import digest
 from pipeline.engine.progress import RunningTasks
 from pipeline.engine.storage import read_parquet, write_parquet
@@ -306,7 +307,7 @@ def documents_pass(
     root.mkdir()
     if force:
         (root / CHUNKING).delete()
-    per_chunk = chunk_bytes(cfg, spark.sparkContext.defaultParallelism, root)
+    per_chunk = chunk_bytes(cfg, capacity(spark, cfg.chunks.cores).cores, root)
     chunks = cut_chunks(files, cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
     (root / MARKER).delete()  # complete again once every chunk is
     progress = _Progress(chunks, cfg.output.progress_seconds, RunningTasks(spark.sparkContext))

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from pipeline.config import Config
+from pipeline.engine.capacity import capacity
 from pipeline.engine.progress import SparkProgress
 from pipeline.engine.spark import size_shuffles
 from pipeline.engine.storage import hadoop_uri, read_parquet, write_parquet
@@ -228,7 +229,7 @@ def corpus_half(
             return merge(base, None, [], n_inputs, 1, running, fields, bounds)
         added = added_columns(frames[-1], given.columns)  # reads stay in base: not added
         arrow = to_arrow_schema(frames[-1].select(*added).schema)
-        groups = lookup_groups(n_inputs, sc.defaultParallelism)
+        groups = lookup_groups(n_inputs, capacity(spark, cfg.chunks.cores).cores)
         lookup_dir.delete()
         lookup = write_lookup(kept(frames[-1]), added, lookup_dir, n_inputs, groups,
                               cfg.output.compression, cfg.output.spark_io)  # fmt: skip

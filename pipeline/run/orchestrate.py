@@ -33,6 +33,7 @@ from pyspark.sql import SparkSession
 from pipeline.config import Config
 from pipeline.document.extract import extractor_provenance
 from pipeline.engine import driver_preload
+from pipeline.engine.capacity import capacity
 from pipeline.engine.models import digest
 from pipeline.engine.storage import default_fs_is_local, resolve
 from pipeline.engine.warmup import warm_workers
@@ -102,7 +103,7 @@ def splits_per_file(spark: SparkSession, cfg: Config, n_files: int) -> int:
     skew of per-page cost averages out within a task of more than a few dozen pages."""
     if cfg.read.splits_per_file:
         return cfg.read.splits_per_file
-    return max(1, -(-2 * spark.sparkContext.defaultParallelism // n_files))
+    return max(1, -(-2 * capacity(spark, cfg.chunks.cores).cores // n_files))
 
 
 EXTRACTED = "text extracted (or language decided before)"

@@ -28,6 +28,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline.document.warc.records import OFFSET_BITS
+from pipeline.engine.compat import repartition_by_id
 from pipeline.engine.storage import write_parquet
 from pipeline.location import Location
 from pipeline.stages.arrow_batches import extended_schema
@@ -94,12 +95,8 @@ def write_lookup(
     """Write the kept rows' crawl_pos and `columns` under `loc`; returns group -> file URIs."""
     file_index = F.shiftright("crawl_pos", OFFSET_BITS)
     group = F.floor(file_index * F.lit(groups) / F.lit(n_inputs)).cast("int")
-    rows = (
-        kept.select("crawl_pos", *columns)
-        .withColumn(GROUP, group)
-        .repartitionById(groups, GROUP)
-        .sortWithinPartitions("crawl_pos")
-    )
+    narrow = kept.select("crawl_pos", *columns).withColumn(GROUP, group)
+    rows = repartition_by_id(narrow, groups, GROUP).sortWithinPartitions("crawl_pos")
     written = write_parquet(rows, loc, compression, io, partition_by=GROUP)
     out: dict[int, list[str]] = {}
     for f in written.files:

@@ -5,7 +5,7 @@ are drawn with pipeline/outputs/mixture/sampling.py; the global shuffle orders r
 (doc_id, shard seed, repeat), and a row's shard is floor(u * n_shards) of that same hash, so
 shard contents and names depend on neither partitioning nor task order.
 
-Each shard is one partition (`repartitionById`), sorted by Spark (which spills), and its
+Each shard is one partition (`repartition_by_id`), sorted by Spark (which spills), and its
 task streams it to its Parquet and token files a bounded buffer at a time: no task holds a
 shard, let alone several. Files are written through the output's filesystem (a local disk or
 an object store) under `_attempts/` with the task attempt in their names; the driver moves
@@ -31,6 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
+from pipeline.engine.compat import repartition_by_id
 from pipeline.location import Location
 from pipeline.outputs.budget import budget_report
 from pipeline.outputs.mixture.quality_groups import NO_GROUP, GroupWeights
@@ -174,8 +175,7 @@ def write_mixture(
     # one partition per shard, sorted by Spark; each task streams its shard to its files
     shard = F.floor(F.col("order") * n_shards).cast("int")
     sharded = (
-        mixed.withColumn("shard", shard)
-        .repartitionById(n_shards, "shard")
+        repartition_by_id(mixed.withColumn("shard", shard), n_shards, "shard")
         .sortWithinPartitions("order", "id", "repeat")
         .select("shard", *SHARD_COLUMNS, "tokens")
     )
@@ -426,7 +426,7 @@ def _shard_writer(shard_dir: Location, token_dir: Location, eot: int, dtype: np.
                     writer = pq.ParquetWriter(pq_f, parquet_schema, compression=compression)
                     bin_f = (token_dir / ATTEMPTS / f"{name}.bin").open_output()
                     idx_f = (token_dir / ATTEMPTS / f"{name}.idx").open_output()
-                if ids != [shard]:  # repartitionById puts exactly one shard in a partition
+                if ids != [shard]:  # repartition_by_id puts exactly one shard in a partition
                     raise RuntimeError(f"shard task holds shards {sorted({shard, *ids})}")
                 table = batch.select(parquet_schema.names).cast(parquet_schema)
                 size = pc.sum(pc.binary_length(batch.column("text"))).as_py() or 0
