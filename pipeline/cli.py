@@ -121,6 +121,22 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--master", help="Spark master URL (overrides spark.master)")
     sv.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
     _web_args(sv)
+    pk = sub.add_parser("pack", help="the job's Python environment as one archive for a "
+                        "cluster (spark-submit --archives)")  # fmt: skip
+    pk.add_argument("output", metavar="OUT.tar.gz", help="the archive to write")
+    pk.add_argument("--tool", choices=["venv-pack", "conda-pack"], default="venv-pack",
+                    help="venv-pack: nodes need the same Python minor version (default); "
+                    "conda-pack: the interpreter travels in the archive")  # fmt: skip
+    pk.add_argument("--python", help="interpreter of the venv (default: this one's base)")
+    pk.add_argument("--python-prefix", metavar="DIR",
+                    help="where nodes have that Python (venv-pack; e.g. /usr)")  # fmt: skip
+    pk.add_argument("--conda-prefix", metavar="ENV", help="the conda environment to pack")
+    pk.add_argument("--extras", default="", help="extras to add, e.g. classifiers (torch)")
+    pk.add_argument(
+        "--with-pyspark",
+        action="store_true",
+        help="keep pyspark and py4j (default: the cluster's Spark provides them)",
+    )
     b = sub.add_parser("broken-warcs", help="write the broken WARC cases the reliability tests use")
     b.add_argument("--output", required=True, metavar="DIR")
     for name, parser in sub.choices.items():  # each --help ends with a working example
@@ -151,6 +167,7 @@ EXAMPLES = {
     "tokens": "curate tokens out/sample --show 3",
     "plan": "curate plan --input build/sample.warc.gz --cores 64",
     "broken-warcs": "curate broken-warcs --output build/broken",
+    "pack": "curate pack build/curate-env.tar.gz",
     "explore": "curate explore out/sample --port 8765",
     "serve": "curate serve --input crawl/incoming/ --output out/live --every 30",
 }
@@ -275,9 +292,7 @@ def _run(args: argparse.Namespace) -> int:
         check_inputs(cfg, files)  # a CSV or a PDF given as a WARC: named now, not at the end
         from pipeline.run import run_record
 
-        if args.overwrite:
-            _clear(args.output)
-        elif files:
+        if files and not args.overwrite:  # --overwrite clears it in the run, under its lock
             run_record.check(args.output, files, cfg, str(args.config) if args.config else None,
                              retune=args.retune)  # fmt: skip
     except (ConfigError, InputError, ModelError) as e:
@@ -295,6 +310,7 @@ def _run(args: argparse.Namespace) -> int:
             spark,
             force=args.force,
             config_path=str(args.config) if args.config else None,
+            overwrite=args.overwrite,
         )
     except KeyboardInterrupt:
         return _interrupted(args, inputs)
@@ -325,18 +341,6 @@ def _run(args: argparse.Namespace) -> int:
     print(f"report: {manifest['output'].rstrip('/')}/report.html (open it in a browser; "
           f"`curate report DIR` rebuilds it)")  # fmt: skip
     return 0
-
-
-def _clear(output: str) -> None:
-    """--overwrite: the entries a run writes, deleted (nothing else is there: the checks
-    refuse an output holding other files)."""
-    from pipeline.location import Location
-    from pipeline.run.output_lock import LOCK_NAME
-    from pipeline.run.preflight import RUN_ENTRIES
-
-    out = Location.of(output)
-    for name in sorted(RUN_ENTRIES - {LOCK_NAME}):
-        (out / name).delete()
 
 
 def _config_show(args: argparse.Namespace) -> int:
@@ -546,6 +550,18 @@ def _main(argv: list[str] | None = None) -> int:
         return _explore(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "pack":
+        from pipeline.run.pack import PackError, describe, pack
+
+        extras = tuple(e for e in args.extras.split(",") if e)
+        try:
+            packed = pack(args.output, args.tool, args.python, args.python_prefix,
+                          args.conda_prefix, extras, args.with_pyspark)  # fmt: skip
+        except PackError as e:
+            print(f"curate: {e}", file=sys.stderr)
+            return 2
+        print("\n".join(describe(packed)))
+        return 0
     if args.command == "fetch-lid":
         from pipeline.engine.models import fetch_lid
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
+_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}  # abfss: abfs over TLS
 _fs_cache: dict[tuple[str, str], Any] = {}
 _fs_lock = threading.Lock()
 
@@ -118,6 +118,8 @@ class Location:
         def make():
             import pyarrow as pa
 
+            if self.scheme == "hdfs":
+                _check_libhdfs_environment(self.uri)
             try:
                 return pafs.FileSystem.from_uri(self.uri)[0]
             except pa.ArrowInvalid as e:
@@ -139,6 +141,8 @@ class Location:
         filesystem = _cached(key, make)
         if self.scheme in ("s3", "gs"):
             inner = f"{parts.netloc}{parts.path}"
+        elif self.scheme == "abfs":  # Azure's filesystem takes container/path
+            inner = f"{parts.netloc.split('@', 1)[0]}{parts.path}"
         elif isinstance(filesystem, pafs.PyFileSystem):
             inner = self.uri
         else:
@@ -314,6 +318,51 @@ def s3a_environment(s3a: dict[str, str]) -> dict[str, str]:
     if "AWS_REGION" in env:
         env["AWS_DEFAULT_REGION"] = env["AWS_REGION"]
     return env
+
+
+LIBHDFS_FIX = (
+    "pyarrow opens hdfs:// through libhdfs, which needs HADOOP_HOME and the Hadoop jars on "
+    "CLASSPATH (CLASSPATH=$(hadoop classpath --glob)) in every process that reads or writes "
+    "it: set both on the driver; curate passes them to executors as spark.executorEnv.HADOOP_HOME"
+    " and spark.executorEnv.CLASSPATH (or set those yourself where nodes differ)"
+)
+
+
+def _check_libhdfs_environment(uri: str) -> None:
+    """hdfs:// needs HADOOP_HOME and Hadoop's jars on CLASSPATH in this process: a message
+    naming them, instead of libhdfs's JVM errors."""
+    missing = [v for v in ("HADOOP_HOME", "CLASSPATH") if not os.environ.get(v)]
+    if not missing and "hadoop" not in os.environ["CLASSPATH"].lower():
+        missing = ["CLASSPATH (holds no Hadoop jar)"]
+    if missing:
+        raise OSError(f"{uri}: {' and '.join(missing)} not set in this process (pid "
+                      f"{os.getpid()}): {LIBHDFS_FIX}")  # fmt: skip
+
+
+def hdfs_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """HADOOP_HOME, CLASSPATH (Hadoop's jars, from `hadoop classpath --glob` when this
+    process has HADOOP_HOME but no such CLASSPATH) and ARROW_LIBHDFS_DIR, as this process has
+    them: what executors need to open hdfs:// with libhdfs (engine/spark.py passes them on)."""
+    import subprocess
+
+    env = dict(os.environ if env is None else env)
+    home = env.get("HADOOP_HOME")
+    if not home:
+        return {}
+    out = {"HADOOP_HOME": home}
+    classpath = env.get("CLASSPATH", "")
+    if "hadoop" not in classpath.lower():
+        hadoop = Path(home) / "bin" / "hadoop"
+        if hadoop.is_file():
+            r = subprocess.run([str(hadoop), "classpath", "--glob"], capture_output=True,
+                               text=True, timeout=60, env=env)  # fmt: skip
+            if r.returncode == 0 and r.stdout.strip():
+                classpath = r.stdout.strip().splitlines()[-1]
+    if classpath:
+        out["CLASSPATH"] = classpath
+    if env.get("ARROW_LIBHDFS_DIR"):
+        out["ARROW_LIBHDFS_DIR"] = env["ARROW_LIBHDFS_DIR"]
+    return out
 
 
 def _cached(key: tuple[str, str], make):

@@ -190,7 +190,6 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
     the choices; the same inputs (a resume) or more after them (added inputs) go on."""
     import shutil
 
-    from pipeline.cli import _clear
     from pipeline.config import ConfigError, load_config
     from pipeline.location import Location
     from pipeline.run import run_record
@@ -230,7 +229,9 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
     weighted.mixture.weights = {"news": 2.0}
     with pytest.raises(ConfigError, match=r"mixture.weights.news \(null -> 2.0\)"):
         run_record.check(out, [str(a)], weighted, None)
-    _clear(str(out))  # --overwrite: the run's entries go, the folder stays
+    from pipeline.run.preflight import clear_output
+
+    clear_output(Location.of(out))  # --overwrite: the run's entries go, the folder stays
     assert out.is_dir() and list(out.iterdir()) == []
 
 

@@ -79,9 +79,27 @@ def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(spark, cfg, samp
     assert run_outputs(target / "run1") == run_outputs(plain)
     assert _files(target / "run1" / "tokens") == _files(plain / "tokens")
 
+    # --overwrite clears the place Spark resolves a scheme-less output to, under the run's
+    # lock, never the driver's own folder of that name (issue 50)
+    decoy = tmp_path / "decoy"
+    (decoy / "run1" / "data").mkdir(parents=True)
+    (decoy / "run1" / "manifest.json").write_text("{}")
+    (target / "run1" / "_stages" / "stale.txt").write_text("an earlier run's")
+    conf.set(f"fs.viewfs.mounttable.other.link.{decoy}", f"file://{target}")
+    conf.set("fs.defaultFS", "viewfs://other/")  # a new authority: Hadoop caches filesystems
+    try:
+        m = run(cfg, [f"file://{target}/in/sample.warc.gz"], f"{decoy}/run1", spark,
+                overwrite=True)  # fmt: skip
+    finally:
+        conf.set("fs.defaultFS", before)
+    assert m["output"] == str(target / "run1")
+    assert (decoy / "run1" / "manifest.json").read_text() == "{}"  # untouched
+    assert not (target / "run1" / "_stages" / "stale.txt").exists()  # cleared there
+    assert run_outputs(target / "run1") == run_outputs(plain)
+
 
 @pytest.mark.spark
-def test_the_python_data_source_writes_what_spark_writes(spark, cfg, sample_warc, tmp_path):
+def test_python_tasks_write_what_spark_writes(spark, cfg, sample_warc, tmp_path):
     """`output.spark_io: python` (what an object store without a Hadoop connector gets) on a
     local disk: the same rows as Spark's own Parquet writer, with language folders too."""
     from pipeline.run.orchestrate import run
@@ -116,3 +134,51 @@ def test_s3a_settings_become_the_aws_variables_pyarrow_reads():
     assert s3a_environment({"fs.s3a.endpoint": "s3.example.com"}) == {
         "AWS_ENDPOINT_URL": "https://s3.example.com"}  # fmt: skip
     assert s3a_environment({}) == {}
+
+
+def test_abfs_paths_reach_azure_with_their_container():
+    """pyarrow's AzureFileSystem takes `container/path`; abfss:// (TLS) is the same place."""
+    pytest.importorskip("pyarrow._azurefs")
+    from pyarrow import fs as pafs
+
+    tls = Location.of("abfss://crawl@account.dfs.core.windows.net/warc/a.warc.gz")
+    assert tls.uri == "abfs://crawl@account.dfs.core.windows.net/warc/a.warc.gz"
+    filesystem, inner = tls.fs()
+    assert isinstance(filesystem, pafs.AzureFileSystem)
+    assert inner == "crawl/warc/a.warc.gz"
+    # what pyarrow itself makes of the URI: the same path
+    assert pafs.FileSystem.from_uri(tls.uri)[1] == inner
+
+
+def test_hdfs_without_libhdfs_environment_names_what_is_missing(monkeypatch):
+    from pipeline import location
+    from pipeline.location import hdfs_environment
+
+    monkeypatch.setattr(location, "_fs_cache", {})
+    monkeypatch.delenv("HADOOP_HOME", raising=False)
+    monkeypatch.delenv("CLASSPATH", raising=False)
+    with pytest.raises(OSError, match=r"HADOOP_HOME and CLASSPATH not set.*spark.executorEnv"):
+        Location.of("hdfs://namenode:8020/crawl/a.warc.gz").exists()
+    monkeypatch.setenv("HADOOP_HOME", "/opt/hadoop")
+    monkeypatch.setenv("CLASSPATH", "/opt/other.jar")
+    with pytest.raises(OSError, match=r"CLASSPATH \(holds no Hadoop jar\)"):
+        Location.of("hdfs://namenode:8020/crawl/b.warc.gz").exists()
+    # executors get the driver's (engine/spark.py: spark.executorEnv.*)
+    env = {"HADOOP_HOME": "/opt/hadoop", "CLASSPATH": "/opt/hadoop/share/hadoop/common/a.jar"}
+    assert hdfs_environment(env) == env
+    assert hdfs_environment({}) == {}
+
+
+def test_a_session_passes_the_libhdfs_environment_to_executors(tmp_path, monkeypatch):
+    """HADOOP_HOME without Hadoop jars on CLASSPATH: `hadoop classpath --glob` supplies them,
+    and both go to spark.executorEnv (a fake `hadoop` script stands in for the CLI here)."""
+    from pipeline.location import hdfs_environment
+
+    home = tmp_path / "hadoop"
+    (home / "bin").mkdir(parents=True)
+    script = home / "bin" / "hadoop"
+    script.write_text("#!/bin/sh\necho /opt/hadoop/etc:/opt/hadoop/share/hadoop/common/x.jar\n")
+    script.chmod(0o755)
+    env = hdfs_environment({"HADOOP_HOME": str(home), "PATH": "/usr/bin:/bin"})
+    jars = "/opt/hadoop/etc:/opt/hadoop/share/hadoop/common/x.jar"
+    assert env == {"HADOOP_HOME": str(home), "CLASSPATH": jars}

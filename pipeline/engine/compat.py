@@ -9,12 +9,16 @@ differ. The rest of the package uses these functions instead of a 4.x-only API:
   per target partition so that Spark's own hash (Murmur3, seed 42, what `repartition(n, c)`
   uses) sends it to that partition. The keys are found once per `n` by Spark itself (so they
   agree with the JVM's hash by construction) and checked.
+- `to_arrow(df)` / `from_arrow(spark, table)`: a small DataFrame to and from a pyarrow Table
+  on the driver (4.0's `toArrow` and `createDataFrame(pa.Table)`; before it, the Arrow batches
+  `toPandas` collects, and a pandas frame sent with Arrow on).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -60,3 +64,28 @@ def repartition_by_id(df: DataFrame, n: int, col: str) -> DataFrame:
     table = spark.createDataFrame([(p, k) for p, k in enumerate(keys)], f"{col}_p int, {_KEY} int")
     keyed = df.join(F.broadcast(table), df[col] == table[f"{col}_p"], "left").drop(f"{col}_p")
     return keyed.repartition(n, _KEY).drop(_KEY)
+
+
+def to_arrow(df: DataFrame) -> pa.Table:
+    """`df` collected to the driver as one Arrow table (its schema kept when empty)."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    batches = df._collect_as_arrow()  # what 3.5's toPandas uses
+    return pa.Table.from_batches(batches, schema=to_arrow_schema(df.schema))
+
+
+def from_arrow(spark: SparkSession, table: pa.Table) -> DataFrame:
+    """A DataFrame of `table`'s rows (driver-side data: keep it small)."""
+    if spark_version(spark) >= (4, 0):
+        return spark.createDataFrame(table)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    key = "spark.sql.execution.arrow.pyspark.enabled"
+    before = spark.conf.get(key, "false")
+    spark.conf.set(key, "true")
+    try:
+        return spark.createDataFrame(table.to_pandas(), from_arrow_schema(table.schema))
+    finally:
+        spark.conf.set(key, before)

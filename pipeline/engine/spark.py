@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 from pipeline.config import Config
 from pipeline.engine import driver_preload
 from pipeline.engine import quiet as quiet_console
+from pipeline.location import hdfs_environment
 
 
 def under_spark_submit() -> bool:
@@ -95,6 +96,8 @@ def get_spark(
         conf.setdefault("spark.python.daemon.module", "pipeline.engine.worker_daemon")
     given = launcher_settings()
     for key, value in store_environment(cfg).items():  # executors reach the same stores
+        conf.setdefault(f"spark.executorEnv.{key}", value)
+    for key, value in hdfs_environment().items():  # libhdfs in executors' Python workers
         conf.setdefault(f"spark.executorEnv.{key}", value)
     for key, value in conf.items():
         if key not in given:

@@ -82,10 +82,10 @@ def _has_connector(spark: SparkSession, scheme: str) -> bool:
 
 def hadoop_uri(spark: SparkSession, loc: Location) -> str | None:
     """The URI Spark's own readers and writers take for `loc`, or None when the cluster has no
-    connector for its scheme (s3:// is tried as s3 first, then s3a)."""
+    connector for its scheme (s3:// is tried as s3, then s3a; abfs:// as abfss, then abfs)."""
     if loc.is_local:
         return "file://" + loc.uri
-    schemes = ("s3", "s3a") if loc.scheme == "s3" else (loc.scheme,)
+    schemes = {"s3": ("s3", "s3a"), "abfs": ("abfss", "abfs")}.get(loc.scheme, (loc.scheme,))
     for scheme in schemes:
         if _has_connector(spark, scheme):
             return scheme + loc.uri[len(loc.scheme) :]

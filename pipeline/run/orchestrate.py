@@ -45,7 +45,7 @@ from pipeline.run.chunks import EXTRACTION_STAGES, Stopped, documents_pass, pack
 from pipeline.run.corpus_half import corpus_half, fingerprint, step_settings
 from pipeline.run.inputs import expand_inputs
 from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, damage_lines, damage_report
-from pipeline.run.preflight import check_run
+from pipeline.run.preflight import check_run, clear_output
 from pipeline.run.stage_store import StageResult
 from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.quality import quality_model_paths
@@ -172,8 +172,11 @@ def run(
     config_path: str | None = None,
     stop: threading.Event | None = None,
     documents_only: bool = False,
+    overwrite: bool = False,
 ) -> dict:
     """Run the pipeline; returns the manifest (also written to DIR/manifest.json).
+    `overwrite`: what an earlier run wrote there is deleted first, under this run's lock, at
+    the place Spark resolves the output to (a scheme-less path on HDFS under YARN).
     `stop`: once set, no further chunk starts (those in flight commit), and the run raises
     Stopped. `documents_only`: the documents pass alone (`curate serve` between corpus
     runs); returns its chunks."""
@@ -188,6 +191,9 @@ def run(
     warm = warm_workers(spark, cfg)
     out.mkdir()
     with output_lock.hold(out, cfg.output.lock_lease_seconds) as lease:
+        if overwrite:
+            lease.check()
+            clear_output(out)
         run_record.write(out, files, cfg, config_path)  # what the output holds, from now on
         return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check,
                            stop, documents_only)  # fmt: skip

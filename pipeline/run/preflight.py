@@ -28,6 +28,15 @@ RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json
                "quality_percentiles.json", CARD}  # fmt: skip
 
 
+def clear_output(out: Location) -> None:
+    """--overwrite: the entries a run writes, deleted, but the lock (the caller holds it;
+    nothing else is there: check_run refuses an output holding other files)."""
+    from pipeline.run.output_lock import LOCK_NAME
+
+    for name in sorted(RUN_ENTRIES - {LOCK_NAME}):
+        (out / name).delete()
+
+
 def check_models(cfg: Config) -> None:
     """Each enabled stage's model file exists (ModelError names the key and the fix)."""
     from pipeline.stages.registry import enabled_stages

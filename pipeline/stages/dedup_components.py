@@ -26,6 +26,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from pipeline.engine.compat import from_arrow, to_arrow
+
 COMPONENTS_SCHEMA = "node long, component long"
 
 
@@ -90,7 +92,7 @@ def components_on_driver(undirected: DataFrame, max_edges: int) -> DataFrame | N
     spark = undirected.sparkSession
     if undirected.count() > max_edges:
         return None
-    table = undirected.toArrow()
+    table = to_arrow(undirected)
     if table.num_rows == 0:
         return spark.createDataFrame([], COMPONENTS_SCHEMA)
     u = table.column("u").to_numpy()
@@ -101,8 +103,8 @@ def components_on_driver(undirected: DataFrame, max_edges: int) -> DataFrame | N
     n_comp, labels = scipy_components(graph, directed=False)
     smallest = np.full(n_comp, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(smallest, labels, nodes)  # a component's label: its smallest node
-    return spark.createDataFrame(
-        pa.table({"node": nodes.astype(np.int64), "component": smallest[labels]})
+    return from_arrow(
+        spark, pa.table({"node": nodes.astype(np.int64), "component": smallest[labels]})
     )
 
 
