@@ -9,7 +9,7 @@ QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 CDS := build/spark-cds.jsa
 
-.PHONY: setup models run demo test lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter clean cluster-up cluster-down
+.PHONY: setup models run demo test test-versions pack lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter clean cluster-up cluster-down
 
 $(BIN)/curate: pyproject.toml requirements.lock
 	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
@@ -64,6 +64,27 @@ cluster-down:
 test: setup
 	@echo "test: about 18 minutes on 2 cores (Spark tests share one session)"
 	$(BIN)/pytest -q
+
+# pyspark 3.5 (EMR 7, Dataproc 2.x) beside the lock's 4.x, and bare-node clusters of each
+# version fed by `curate pack`'s archive (tests/test_versions.py; docs/running.md: versions).
+SPARK35 := .venv-spark35
+$(SPARK35)/bin/curate: pyproject.toml requirements.lock
+	@echo "setup: a venv with pyspark 3.5.9 for the version tests (about 2 minutes)"
+	$(PY) -m venv $(SPARK35)
+	$(SPARK35)/bin/pip install --quiet --upgrade pip
+	@mkdir -p build
+	grep -viE '^(pyspark|py4j)==' requirements.lock > build/constraints-spark35.txt
+	PYTHONWARNINGS=ignore $(SPARK35)/bin/pip install --quiet -c build/constraints-spark35.txt \
+		-e '.[test]' pyspark==3.5.9
+	@touch $@
+
+test-versions: setup $(SPARK35)/bin/curate
+	@echo "test-versions: Spark 3.5 and 4.x, local and on bare-node clusters (about 12 minutes)"
+	$(BIN)/pytest -q -m versions tests/test_versions.py
+
+# The job's Python environment as one archive for a cluster (docs/running.md: shipping the job).
+pack: setup
+	$(BIN)/curate pack build/curate-env.tar.gz
 
 lint: setup
 	$(BIN)/ruff check pipeline jobs tests bench

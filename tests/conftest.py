@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["s3_server"]  # the moto S3 server and the inputs in its buckets
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CURATE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 

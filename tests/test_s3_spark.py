@@ -15,60 +15,21 @@ from __future__ import annotations
 
 import gzip
 import json
-import logging
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from collections import Counter
 from pathlib import Path
 
 import pytest
 from run_outputs import run_outputs
+from s3_server import BUCKET, OUT_BUCKET, _download, _same_files
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
-BUCKET = "commoncrawl"
 PREFIX = "crawl-data/CC-TEST-2026-49"
-
-
-class _Requests(logging.Handler):
-    """Counts the server's requests by method and path (werkzeug logs one line each)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: Counter = Counter()  # emit() runs under the handler's own lock
-
-    def emit(self, record: logging.LogRecord) -> None:
-        m = re.search(r"(GET|HEAD|PUT) (/[^ ?]*) HTTP", record.getMessage())
-        if m:
-            self.seen[(m.group(1), m.group(2))] += 1
-
-
-@pytest.fixture(scope="module")
-def s3():
-    moto_server = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
-    srv = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    srv.start()
-    host, port = srv.get_host_and_port()
-    counter = _Requests()
-    werkzeug_log = logging.getLogger("werkzeug")
-    werkzeug_log.setLevel(logging.INFO)  # one line per request
-    werkzeug_log.addHandler(counter)
-    env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "test",
-           "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
-    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="test",
-                          aws_secret_access_key="test", region_name="us-east-1")  # fmt: skip
-    client.create_bucket(Bucket=BUCKET)
-    try:
-        yield client, env, counter
-    finally:
-        logging.getLogger("werkzeug").removeHandler(counter)
-        srv.stop()
 
 
 def _curate(env: dict, listing: str, out: Path) -> dict:
@@ -127,23 +88,6 @@ def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
 # shards, token files, manifest and report all live in the bucket, with no Hadoop S3 connector
 # (pyspark ships none): Spark writes through the project's Python data source over pyarrow.fs.
 
-OUT_BUCKET = "curated"
-
-
-def _download(client, bucket: str, prefix: str, dest: Path) -> list[str]:
-    """Every object under `prefix` copied to `dest` (same relative names); their names."""
-    names = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for obj in page.get("Contents", []):
-            if obj["Key"].endswith("/"):
-                continue  # a folder marker (pyarrow.fs writes them), not a file
-            rel = obj["Key"][len(prefix) :].lstrip("/")
-            target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())
-            names.append(rel)
-    return sorted(names)
-
 
 def _popen(env: dict, config: Path, inputs: list[str], out: str, log: Path,
            *extra: str) -> subprocess.Popen:  # fmt: skip
@@ -155,49 +99,6 @@ def _popen(env: dict, config: Path, inputs: list[str], out: str, log: Path,
 
 def _finish(proc: subprocess.Popen, log: Path) -> None:
     assert proc.wait(timeout=600) == 0, log.read_text(errors="replace")[-4000:]
-
-
-def _same_files(a: Path, b: Path, sub: str) -> None:
-    names = sorted(p.relative_to(a / sub) for p in (a / sub).rglob("*") if p.is_file())
-    assert names, sub
-    assert names == sorted(p.relative_to(b / sub) for p in (b / sub).rglob("*") if p.is_file())
-    for n in names:
-        assert (a / sub / n).read_bytes() == (b / sub / n).read_bytes(), f"{sub}/{n}"
-
-
-@pytest.fixture(scope="module")
-def s3_inputs(s3, sample_warc, tmp_path_factory):
-    """Three WARCs on disk and in the bucket; a config: one file a chunk, Megatron tokens too."""
-    import yaml
-
-    from pipeline.config import load_config
-    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
-
-    client, _, _ = s3
-    client.create_bucket(Bucket=OUT_BUCKET)
-    d = tmp_path_factory.mktemp("s3-inputs")
-    (d / "a.warc.gz").write_bytes(sample_warc.read_bytes())
-    write_pages_warc(d / "b.warc.gz", with_duplicates(synthetic_pages(90, seed=21)))
-    write_pages_warc(d / "c.warc.gz", with_duplicates(synthetic_pages(40, seed=22)))
-    uris = {}
-    for name in ("a", "b", "c"):
-        key = f"inputs/{name}.warc.gz"
-        client.put_object(Bucket=BUCKET, Key=key, Body=(d / f"{name}.warc.gz").read_bytes())
-        uris[name] = f"s3://{BUCKET}/{key}"
-    c = load_config(ROOT / "conf" / "default.yaml")
-    c.quality.enabled = True
-    c.chunks.files, c.chunks.parallel = 1, 1
-    c.tokens.format, c.tokens.merged = "megatron", True
-    # the runs in the bucket take their models from it too (fetched by the driver, shipped to
-    # the executors); the local run beside them reads the same files from models/
-    on_s3 = c.model_copy(deep=True)
-    for section in (on_s3.langid, on_s3.quality):
-        key = f"models/{Path(section.model).name}"
-        client.put_object(Bucket=BUCKET, Key=key, Body=(ROOT / section.model).read_bytes())
-        section.model = f"s3://{BUCKET}/{key}"
-    config = d / "run.yaml"
-    config.write_text(yaml.safe_dump(on_s3.model_dump(mode="json")))
-    return d, uris, c, config
 
 
 def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spark, tmp_path):

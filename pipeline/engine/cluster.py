@@ -42,7 +42,7 @@ def _start(cmd: list[str], log: Path, env: dict) -> int:
 def cluster_up(
     run_dir: str | Path, workers: int = 2, cores: int = 1, memory: str = "1g",
     port: int | None = None, timeout_s: float = 90, hide: list[str] | None = None,
-    keep: list[str] = (),
+    keep: list[str] = (), spark_home: str | Path | None = None,
 ) -> dict:  # fmt: skip
     """Start the cluster; returns {"master": url, "ui": url, "pids": [...]} (also written to
     run_dir/cluster.json). Waits until every worker has registered.
@@ -52,20 +52,34 @@ def cluster_up(
     as on EMR or Kubernetes: only what travels through a URI or SparkFiles reaches them. The
     folders in `keep` (the code and its venv) stay visible even under a hidden one (a
     checkout in /tmp). The workers share that namespace (they read each other's shuffle
-    files from disk)."""
+    files from disk).
+
+    `spark_home`: a Spark installation of its own (a platform's, or pyspark's distribution
+    copied out as one) whose `spark-class` starts master and workers, with nothing of this
+    process's Python in their environment: a bare node, where the job must ship its own
+    (spark-submit --archives, `curate pack`)."""
     run = Path(run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "SPARK_LOCAL_IP": HOST, "SPARK_LOG_DIR": str(run),
-           "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}  # fmt: skip
+    if spark_home is None:
+        spark_class = SPARK_CLASS
+        env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
+    else:
+        spark_class = Path(spark_home) / "bin" / "spark-class"
+        venv_bins = {str(Path(sys.executable).parent), os.environ.get("VIRTUAL_ENV", "") + "/bin"}
+        path = ":".join(p for p in os.environ.get("PATH", "").split(":") if p not in venv_bins)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("PYSPARK_", "VIRTUAL_ENV", "PYTHON", "SPARK_"))}  # fmt: skip
+        env.update(PATH=path, SPARK_HOME=str(spark_home))
+    env.update(SPARK_LOCAL_IP=HOST, SPARK_LOG_DIR=str(run))
     port = port or free_port()
     ui_port = free_port()
     master = f"spark://{HOST}:{port}"
-    pids = [_start([str(SPARK_CLASS), "org.apache.spark.deploy.master.Master", "--host", HOST,
+    pids = [_start([str(spark_class), "org.apache.spark.deploy.master.Master", "--host", HOST,
                     "--port", str(port), "--webui-port", str(ui_port)],
                    run / "master.log", env)]  # fmt: skip
 
     def worker(i: int, work: str) -> list[str]:
-        return [str(SPARK_CLASS), "org.apache.spark.deploy.worker.Worker", master, "--host",
+        return [str(spark_class), "org.apache.spark.deploy.worker.Worker", master, "--host",
                 HOST, "--cores", str(cores), "--memory", memory, "--webui-port",
                 str(free_port()), "--work-dir", work]  # fmt: skip
 
@@ -104,6 +118,35 @@ def cluster_up(
         time.sleep(1)
     cluster_down(run)
     raise RuntimeError(f"cluster in {run} did not come up in {timeout_s:g} s: see its logs")
+
+
+def install_spark(spark_home: str | Path, dest: str | Path) -> Path:
+    """A Spark installation at `dest` from a pyspark package's distribution (`bin/`, `sbin/`,
+    `jars/`, `python/lib`'s pyspark.zip and py4j), as a platform lays Spark out: nothing of it
+    is imported from a Python environment. Files are hard-linked where the disk allows."""
+    import shutil
+
+    src, dest = Path(spark_home), Path(dest)
+
+    def link(a: str, b: str) -> None:
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+
+    for part in ("bin", "sbin", "jars", "python/lib"):
+        if (src / part).is_dir():
+            shutil.copytree(src / part, dest / part, copy_function=link, dirs_exist_ok=True)
+    (dest / "RELEASE").write_text(f"Spark {spark_version(src)} (from {src})\n")
+    return dest
+
+
+def spark_version(spark_home: str | Path) -> str:
+    """The version of a Spark installation, from its spark-core jar's name."""
+    jars = sorted((Path(spark_home) / "jars").glob("spark-core_*.jar"))
+    if not jars:
+        raise RuntimeError(f"{spark_home}: no jars/spark-core_*.jar: not a Spark installation")
+    return jars[0].stem.split("-")[-1]
 
 
 def cluster_down(run_dir: str | Path) -> None:

@@ -52,7 +52,8 @@ class Packed:
                 f"--conf spark.pyspark.python=./{name}/bin/python")  # fmt: skip
         return [
             "client deploy mode (the driver runs here, in this environment):",
-            f"  spark-submit {base} jobs/curate.py --config CONF --input IN --output OUT",
+            f"  spark-submit {base} --conf spark.pyspark.driver.python={sys.executable} "
+            "jobs/curate.py --config CONF --input IN --output OUT",
             "cluster deploy mode (YARN, Kubernetes: the driver runs on a node from the archive):",
             f"  spark-submit --deploy-mode cluster {base} "
             f"--conf spark.pyspark.driver.python=./{name}/bin/python "
