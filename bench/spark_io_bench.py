@@ -1,5 +1,5 @@
 """Spark's Parquet writes and reads through its own Hadoop connector against the project's
-Python data source over pyarrow.fs (pipeline/engine/parquet_source.py), on the same rows.
+`mapInArrow` tasks over pyarrow.fs (pipeline/engine/parquet_source.py), on the same rows.
 
 Rows: the first 400 WCXB dev ground-truth texts (real main contents, ../shared/data) repeated
 under new ids to `--rows` rows, shaped like the documents store (id, url, text, a few
