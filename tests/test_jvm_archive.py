@@ -18,6 +18,14 @@ def test_archive_is_looked_up_and_optional(tmp_path, monkeypatch):
     here.write_bytes(b"x")
     monkeypatch.chdir(tmp_path)
     assert class_archive(Config.model_validate({"spark": {"class_archive": "a.jsa"}})) == here
+    # written by another Spark version's JVM (make test-versions' 3.5 venv): not mapped
+    import pyspark
+
+    stamp = tmp_path / "a.jsa.spark"
+    stamp.write_text("3.5.9\n" if not pyspark.__version__.startswith("3.5") else "4.3.0\n")
+    assert class_archive(Config.model_validate({"spark": {"class_archive": "a.jsa"}})) is None
+    stamp.write_text(pyspark.__version__)
+    assert class_archive(Config.model_validate({"spark": {"class_archive": "a.jsa"}})) == here
 
 
 def test_a_cut_archive_fails_the_check_a_whole_one_passes(tmp_path):

@@ -54,6 +54,9 @@ def build_archive(output: str | Path, config: str | Path | None = None) -> Path 
         print(f"curate: no JVM class archive written (runs work without it):\n{why}")
         return None
     tmp.rename(out)
+    import pyspark
+
+    out.with_name(out.name + ".spark").write_text(pyspark.__version__ + "\n")
     return out
 
 

@@ -24,15 +24,26 @@ DRIVER_OPTS = "spark.driver.extraJavaOptions"
 
 
 def class_archive(cfg: Config) -> Path | None:
-    """The JVM class-data-sharing archive to map, if configured and present."""
+    """The JVM class-data-sharing archive to map, if configured, present and written by this
+    Spark version's JVM (its `.spark` file says which: another version's classes do not map,
+    and the JVM would warn at every start, as under `make test-versions`)."""
+    import pyspark
+
     name = cfg.spark.class_archive
     if not name:
         return None
     p = Path(name).expanduser()
     for cand in (p,) if p.is_absolute() else (p, ROOT / p):
         if cand.is_file():
-            return cand.resolve()
+            made_by = archive_spark_version(cand)
+            return cand.resolve() if made_by in (None, pyspark.__version__) else None
     return None
+
+
+def archive_spark_version(archive: Path) -> str | None:
+    """The pyspark version a class archive was written with (None: not recorded)."""
+    stamp = archive.with_name(archive.name + ".spark")
+    return stamp.read_text().strip() if stamp.is_file() else None
 
 
 def launcher_settings() -> set[str]:
