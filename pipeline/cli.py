@@ -131,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     pk.add_argument("--python-prefix", metavar="DIR",
                     help="where nodes have that Python (venv-pack; e.g. /usr)")  # fmt: skip
     pk.add_argument("--conda-prefix", metavar="ENV", help="the conda environment to pack")
-    pk.add_argument("--extras", default="", help="extras to add, e.g. classifiers (torch)")
+    pk.add_argument("--extras", default="", help="extras to add, e.g. gpu (torch, transformers)")
     pk.add_argument(
         "--with-pyspark",
         action="store_true",
@@ -319,6 +319,12 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     except Exception as e:  # surface the first line of a task failure, not a JVM stack
         msg = str(e)
+        from pipeline.run.failures import environment_failure
+
+        cause = environment_failure(f"{msg}\n{_java_text(e)}", args.output)
+        if cause:  # a full disk, a quota, a denied write: one line, no stack
+            print(f"curate: run failed: {cause}", file=sys.stderr)
+            return 1
         # our own errors raised in a task: their message, not Spark's wrapping of it
         known = [m for m in ("UnreadableInput: ", "TransportError: ") if m in msg]
         if known:
@@ -341,6 +347,15 @@ def _run(args: argparse.Namespace) -> int:
     print(f"report: {manifest['output'].rstrip('/')}/report.html (open it in a browser; "
           f"`curate report DIR` rebuilds it)")  # fmt: skip
     return 0
+
+
+def _java_text(e: BaseException) -> str:
+    """The Java exception's text behind a py4j error (its message and causes), else ''."""
+    java = getattr(e, "java_exception", None)
+    try:
+        return str(java.toString()) if java is not None else ""
+    except Exception:  # noqa: BLE001 (the JVM may be gone)
+        return ""
 
 
 def _config_show(args: argparse.Namespace) -> int:

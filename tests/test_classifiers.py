@@ -104,6 +104,46 @@ def test_onnx_export_scores_as_the_transformers_model(models):
     assert ours == pytest.approx(ref, abs=1e-4)
 
 
+def test_onnx_tokenization_without_transformers_equals_the_fast_tokenizer(models):
+    """The ONNX scorer tokenizes with `tokenizers` alone: the same ids, masks and types as
+    transformers' fast tokenizer (padding to the longest, truncation at model_max_length or
+    max_length), batch by batch."""
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from pipeline.document.quality.classifiers import FastTokenizer
+
+    for max_length in (None, 8):
+        ref_tok = AutoTokenizer.from_pretrained(str(models["edu"]))
+        if max_length:
+            ref_tok.model_max_length = max_length
+        ours = FastTokenizer(models["edu"], max_length)
+        for batch in (TEXTS, TEXTS[:1], list(reversed(TEXTS)), ["", "x " * 500]):
+            ref = ref_tok(batch, return_tensors="np", padding="longest", truncation=True)
+            got = ours(batch)
+            for key in ref:
+                np.testing.assert_array_equal(got[key], ref[key], err_msg=key)
+
+
+def test_the_onnx_scorer_runs_without_transformers_or_torch(models):
+    """What the default install has: onnxruntime and tokenizers, no transformers, no torch."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['transformers'] = None; sys.modules['torch'] = None\n"
+        "from pipeline.config import ClassifierConf\n"
+        "from pipeline.document.quality.classifiers import load_classifier\n"
+        "c = ClassifierConf(name='edu', kind='onnx', path='x', output='regression')\n"
+        f"print(load_classifier({str(models['edu'])!r}, c).score_texts(['some text'])[0])\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    conf = ClassifierConf(name="edu", kind="onnx", path="x", output="regression")
+    ref = load_classifier(models["edu"], conf).score_texts(["some text"])[0]
+    assert float(r.stdout) == pytest.approx(ref, abs=1e-6)
+
+
 def test_max_length_truncates_as_the_tokenizer_does(models):
     long = TEXTS[-2]
     conf = ClassifierConf(name="edu", kind="transformers", path="x", output="regression")

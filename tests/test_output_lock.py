@@ -13,15 +13,24 @@ from pipeline.location import Location
 from pipeline.run.output_lock import LOCK_NAME, Lease, OutputBusy, hold
 
 
+def _released(folder) -> bool:
+    """Every generation file left is marked released (generations stay: never reused)."""
+    import json
+
+    files = list((folder / LOCK_NAME).iterdir())
+    return bool(files) and all(json.loads(f.read_text()).get("released") for f in files)
+
+
 def test_a_second_holder_is_refused_and_named(tmp_path):
     with hold(tmp_path) as first:
         with pytest.raises(OutputBusy, match=rf"another curate run \(pid {os.getpid()} on "):
             with hold(tmp_path):
                 pass
         first.check()  # the refused one took nothing from the holder
-    with hold(tmp_path):  # released when the first holder let go
+    with hold(tmp_path) as second:  # released when the first holder let go
         assert len(list((tmp_path / LOCK_NAME).iterdir())) == 1
-    assert not (tmp_path / LOCK_NAME).exists()  # no leftover once the run is over
+        assert second.generation == first.generation + 1  # numbers go on
+    assert _released(tmp_path)  # one file, marked released, once the run is over
 
 
 def test_a_killed_runs_lock_lapses_and_a_late_holder_stops(tmp_path):
@@ -35,14 +44,55 @@ def test_a_killed_runs_lock_lapses_and_a_late_holder_stops(tmp_path):
     successor = Lease(Location.of(tmp_path), seconds=60)
     successor.acquire()
     assert successor.generation == stale.generation + 1
-    stale.renew()  # the stale holder wakes up: it sees the newer generation
-    with pytest.raises(OutputBusy, match="lapsed and another run took it over"):
+    stale.renew()  # the stale holder wakes up: it sees the newer generation, writes nothing
+    with pytest.raises(OutputBusy, match="lost its lock"):
         stale.check()
     stale.release()  # deletes nothing of the successor's
     successor.renew()
     successor.check()
     successor.release()
-    assert not (tmp_path / LOCK_NAME).exists()
+    assert _released(tmp_path)
+
+
+def test_a_lease_passed_by_the_holders_own_clock_stops_its_writes(tmp_path):
+    """Nobody took the lock over, but the holder did not renew in time (paused, or the store
+    unreachable): its next check refuses by its own clock, without asking anyone."""
+    lease = Lease(Location.of(tmp_path), seconds=0.3)
+    lease.acquire()
+    lease.check()
+    time.sleep(0.35)
+    with pytest.raises(OutputBusy, match=r"0.3 s lease passed by this process's clock"):
+        lease.check()
+
+
+def test_generations_are_never_reused_so_a_stale_holder_never_takes_a_later_one(tmp_path):
+    """ABA: a holder paused past its lease while others take and release the lock (as
+    `curate serve` does every cycle) finds a later generation, never its own number reissued,
+    and overwrites nobody's lease."""
+    import json
+
+    stale = Lease(Location.of(tmp_path), seconds=0.2)
+    stale.acquire()
+    time.sleep(0.25)
+    for _ in range(3):  # serve cycles: take, release
+        with hold(tmp_path, lease_seconds=60) as cycle:
+            cycle.check()
+    current = Lease(Location.of(tmp_path), seconds=60)
+    current.acquire()
+    assert current.generation == stale.generation + 4
+    held = (tmp_path / LOCK_NAME / f"{current.generation:012d}.json").read_text()
+    stale.renew()  # woken: sees generation 5 is not its 1, writes nothing
+    with pytest.raises(OutputBusy, match="another run took it over"):
+        stale.check()
+    assert (tmp_path / LOCK_NAME / f"{current.generation:012d}.json").read_text() == held
+    # a token that is not ours, under our own number, is refused too
+    forged = Lease(Location.of(tmp_path), seconds=60)
+    forged.generation, forged.valid_until = current.generation, time.monotonic() + 60
+    with pytest.raises(OutputBusy, match="no longer this run's"):
+        forged.check()
+    current.check()
+    current.release()
+    assert json.loads(held)["token"] == current.token
 
 
 def test_racing_runs_get_one_lock(tmp_path):
@@ -79,7 +129,8 @@ def test_run_refuses_an_output_another_run_is_writing(spark, cfg, sample_warc, t
     # when the other run took it after the checks (OutputBusy)
     with hold(out), pytest.raises((ConfigError, OutputBusy), match="choose another folder"):
         run(cfg, [str(sample_warc)], out, spark)
-    assert list(out.iterdir()) == []  # nothing was written (and the holder's lock is gone)
+    # nothing was written (the holder's lock is released: its generation stays)
+    assert [p.name for p in out.iterdir()] == [LOCK_NAME] and _released(out)
 
 
 def test_a_second_cli_run_into_a_locked_output_is_refused_at_once(sample_warc, tmp_path):
@@ -100,3 +151,71 @@ def test_a_second_cli_run_into_a_locked_output_is_refused_at_once(sample_warc, t
     # refused by the checks before Spark starts (it took 16.8 s when only the run's own lock
     # refused it): no Spark log line, no run log line
     assert "input file(s)" not in r.stderr and "Spark" not in r.stderr
+
+
+@pytest.mark.spark
+def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(tmp_path):
+    """Run A is frozen (SIGSTOP) as its near-dedup stage starts, past its lease; run B takes
+    the lock over and finishes; A, woken (SIGCONT), stops with one line at its next write and
+    exits non-zero: data/, rejected/, shards/, tokens/, the manifest, the budget and every
+    stage marker are B's, byte for byte, and equal a clean run's."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+    from run_outputs import run_outputs
+
+    from pipeline.config import load_config
+    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+
+    root = Path(__file__).resolve().parents[1]
+    warcs = []
+    for i in range(2):
+        warcs.append(tmp_path / f"in-{i}.warc.gz")
+        write_pages_warc(warcs[-1], with_duplicates(synthetic_pages(120, seed=40 + i)))
+    c = load_config(root / "conf" / "default.yaml")
+    c.output.lock_lease_seconds = 10
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump(c.model_dump(mode="json")))
+    out = tmp_path / "out"
+
+    def start(log: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "run", "--config", str(config), "--input",
+             *map(str, warcs), "--output", str(out)], cwd=root, start_new_session=True,
+            stdout=open(tmp_path / f"{log}.out", "w"), stderr=subprocess.STDOUT,  # noqa: SIM115
+        )  # fmt: skip
+
+    a = start("a")
+    marker = out / "_stages" / "exact_dedup" / "_STAGE.json"
+    deadline = time.monotonic() + 400
+    while not marker.exists() and a.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert a.poll() is None, (tmp_path / "a.out").read_text()[-3000:]
+    os.killpg(a.pid, signal.SIGSTOP)  # the driver and its JVM, as a VM pause would
+    try:
+        time.sleep(c.output.lock_lease_seconds + 2)
+        b = start("b")
+        assert b.wait(timeout=600) == 0, (tmp_path / "b.out").read_text()[-3000:]
+        published = ("data", "rejected", "shards", "tokens")
+        markers = ("manifest.json", "budget.json", "_STAGE.json")
+        kept = {
+            str(p.relative_to(out)): p.read_bytes()
+            for p in sorted(out.rglob("*"))
+            if p.is_file() and (p.name in markers or p.parts[len(out.parts)] in published)
+        }
+    finally:
+        os.killpg(a.pid, signal.SIGCONT)
+    assert a.wait(timeout=300) != 0
+    said = (tmp_path / "a.out").read_text()
+    assert "lost its lock" in said and "Traceback" not in said, said[-3000:]
+    after = {k: (out / k).read_bytes() for k in kept if (out / k).is_file()}
+    assert after == kept  # every file B published, untouched by A
+    clean = tmp_path / "clean"
+    r = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--config", str(config),
+                        "--input", *map(str, warcs), "--output", str(clean)], cwd=root,
+                       capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert run_outputs(out) == run_outputs(clean)

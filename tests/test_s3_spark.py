@@ -131,7 +131,9 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spar
     names = _download(client, OUT_BUCKET, "runs/r1/", got)
     m = json.loads((got / "manifest.json").read_text())
     assert [ch["status"] for ch in m["chunks"]] == ["reused", "ran"]
-    assert not any(n.startswith(".curate.lock/") for n in names)  # taken over, then released
+    locks = [n for n in names if n.startswith(".curate.lock/")]  # taken over, then released:
+    assert len(locks) == 1  # the newest generation stays, marked released (never reused)
+    assert json.loads((got / locks[0]).read_text())["released"] is True
     assert not any("_attempts" in n or n.startswith("_stages/_checkpoints") for n in names)
 
     local = tmp_path / "local"

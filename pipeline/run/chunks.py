@@ -317,6 +317,8 @@ def documents_pass(
     def one(chunk: Chunk) -> ChunkResult:
         if stop is not None and stop.is_set():
             raise Stopped(f"stopped before {chunk.name}")
+        if guard is not None:  # a run that lost its lock starts nothing more
+            guard()
         path = root / chunk.name
         fp_x = extraction_fingerprint(chunk, cfg, version)
         marker = None if force else read_marker(path)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import reduce
 
@@ -159,10 +160,12 @@ def corpus_half(
     version: object,
     timers: dict[str, Accumulator],
     force: bool = False,
+    guard: Callable[[], None] | None = None,
 ) -> CorpusHalf:
     """The corpus stages over `docs` (every row of the documents pass; `keys`: the columns
     their per-document halves wrote), the kept rows, data/, rejected/, shards and tokens."""
     sc = spark.sparkContext
+    fence = guard or (lambda: None)
     # connected components checkpoint their rounds here (shared by driver and executors),
     # where the cluster has a Hadoop connector for the output; else in executor storage
     checkpoints = out / "_stages" / "_checkpoints"
@@ -202,6 +205,7 @@ def corpus_half(
                 cfg.output.compression,
                 force=force,
                 io=cfg.output.spark_io,
+                guard=guard,
             )
         frames.append(rows)
         prev = rows
@@ -239,7 +243,7 @@ def corpus_half(
     with step("kept"):
         kept_rows, kept_res = materialize(spark, "kept", kept_dir, fp, build_kept,
                                           cfg.output.compression, force=force,
-                                          io=cfg.output.spark_io,
+                                          io=cfg.output.spark_io, guard=guard,
                                           partition_by=None if routed else DATA_GROUP)  # fmt: skip
     lookup_dir.delete()
     _progress(kept_res)
@@ -267,6 +271,7 @@ def corpus_half(
             data = grouped_data(spark, cfg, kept_dir, kept_res.files or [], kept_rows.schema)
         n_ledger = ledger_files(sum(counts["rejected"].values()), cfg.output.file_bytes)
         # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
+        fence()
         (out / "manifest.json").delete()
         for sub in ("data", "rejected"):
             (out / sub).delete()
@@ -276,6 +281,7 @@ def corpus_half(
             "rejected": write_parquet(ledger_output(frames, n_ledger), out / "rejected",
                                       cfg.output.compression, cfg.output.spark_io, file_rows=True),
         }  # fmt: skip
+        fence()
         for sub, w in written.items():  # readers of data/ open every file there
             prune(out / sub, w.files)
         shown = report_examples.examples(frames, docs)  # a few documents per reason and source
@@ -284,7 +290,7 @@ def corpus_half(
              len(written["rejected"].files), write_seconds)  # fmt: skip
     t0 = time.perf_counter()
     with step("mixture"):
-        budget = write_mixture(spark, kept(kept_rows), cfg, out, outcomes.sources)
+        budget = write_mixture(spark, kept(kept_rows), cfg, out, outcomes.sources, guard)
     mixture_seconds = time.perf_counter() - t0
     log.info("mixture: %.1f s", mixture_seconds)
     checkpoints.delete()

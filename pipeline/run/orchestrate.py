@@ -278,7 +278,7 @@ def _run_stages(
                        keys=[f.name for st in enabled if st.corpus and st.name in built
                              for f in built[st.name].fields],
                        enabled=enabled, models=models, version=version, timers=timers,
-                       force=force)  # fmt: skip
+                       force=force, guard=guard)  # fmt: skip
     results.update(half.results)
     stages = [results["extract"], *(results[st.name] for st in enabled)]
     # the report's funnel: what a record that passed each stage is (a stage with none drops
@@ -357,6 +357,8 @@ def _run_stages(
         guard()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     (out / CARD).write_text(card_text(manifest))  # load_dataset(DIR) opens data/, not _stages/
+    if guard is not None:
+        guard()
     write_report(out)
     for line in damage_lines(manifest["damage"]):
         log.warning("%s", line)

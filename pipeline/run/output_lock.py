@@ -9,10 +9,18 @@ exclusively and naming its owner and when its lease expires. A run takes the loc
 the generation after the newest one, which it may do only if the newest is gone or its lease
 has expired (a killed run's lock lapses after `output.lock_lease_seconds`, or at once when
 its process is seen gone from this same machine); two runs racing
-for the same generation cannot both create it. The holder renews its lease from a thread; if
-it finds a newer generation (its lease lapsed and another run took over) it stops the run
-before the next commit. A run that ends deletes its generation. A store with no atomic
-create (gs://, hdfs:// through pyarrow) gets no lock: the run says so and goes on.
+for the same generation cannot both create it.
+
+Fencing: every commit and every write of a run calls `check()` first, which reads the lock
+then and there (not a flag a thread refreshes): it refuses once the lease has passed by this
+process's own monotonic clock (a driver paused past its lease by SIGSTOP, a VM pause or
+swapping wakes up expired), or once a newer generation exists or this generation's file holds
+another run's token. The renew thread rewrites the file only while it is still this run's.
+Generation numbers are never reused: a run that ends marks its generation released instead
+of deleting it, and a new holder deletes only the generations before its own, so a stale
+holder of generation N can never mistake a later holder's N for its own (ABA: `curate serve`
+takes and releases the lock every cycle). A store with no atomic create (gs://, hdfs://
+through pyarrow) gets no lock: the run says so and goes on.
 """
 
 from __future__ import annotations
@@ -51,6 +59,11 @@ class OutputBusy(RuntimeError):
     """Another run is writing this output location (or took it over from this one)."""
 
 
+# A lease is trusted by its holder until this share of it is left: the check and the write
+# it guards take time, and a store's clock and ours need not agree to the second.
+MARGIN = 0.1
+
+
 class Lease:
     def __init__(self, out: Location, seconds: float):
         self.out, self.dir, self.seconds = out, out / LOCK_NAME, seconds
@@ -58,6 +71,7 @@ class Lease:
         self.token = uuid.uuid4().hex
         self.owner = f"pid {os.getpid()} on {_HOST}"
         self.lost: str | None = None
+        self.valid_until = 0.0  # time.monotonic() after which this process trusts no write
 
     def _generations(self) -> list[int]:
         return sorted(
@@ -82,6 +96,8 @@ class Lease:
             return None  # released meanwhile
         except (OSError, ValueError):
             held = {"owner": "unknown (being written)", "expires": time.time() + self.seconds}
+        if held.get("released"):
+            return None  # ended normally
         if held.get("host") == _HOST and not _alive(held.get("pid")):
             return None  # its process is gone (killed on this machine): no need to wait
         return held if held.get("expires", 0) > time.time() else None
@@ -96,35 +112,71 @@ class Lease:
                     f"--output {self.out}: another curate run ({held.get('owner')}) is writing "
                     "there; wait for it to finish or choose another folder"
                 )
+        started = time.monotonic()
         if not self._file(newest + 1).create_exclusive(self._body()):
             raise OutputBusy(
                 f"--output {self.out}: another curate run took the lock at the same moment; "
                 "wait for it to finish or choose another folder"
             )
         self.generation = newest + 1
-        for old in gens:  # lapsed generations: nobody holds them
+        self.valid_until = started + self.seconds * (1 - MARGIN)
+        for old in gens:  # earlier generations: nobody holds them; the newest number stays
             self._file(old).delete()
 
-    def renew(self) -> None:
+    def _lose(self, why: str) -> None:
+        self.lost = self.lost or (
+            f"--output {self.out}: this run lost its lock ({why}); it wrote nothing after "
+            "that and stopped: rerun to resume from what was committed"
+        )
+        raise OutputBusy(self.lost)
+
+    def _verify(self) -> None:
+        """The lock as the store holds it now: still this run's generation and token."""
         gens = self._generations()
         if not gens or gens[-1] != self.generation:
-            self.lost = (
-                f"--output {self.out}: this run's lock lapsed and another run took it over "
-                f"(generation {gens[-1] if gens else 'none'}); stopped before its next commit"
-            )
+            newest = gens[-1] if gens else "none"
+            self._lose(f"another run took it over: generation {newest}, this run's "
+                       f"{self.generation}")  # fmt: skip
+        try:
+            held = json.loads(self._file(self.generation).read_text())
+        except (OSError, ValueError):
+            held = {}
+        if held.get("token") != self.token or held.get("released"):
+            self._lose(f"generation {self.generation} is no longer this run's")
+
+    def renew(self) -> None:
+        """Extend the lease, only while the lock is still this run's (else it is lost)."""
+        if self.lost:
             return
+        started = time.monotonic()
+        try:
+            self._verify()
+        except OutputBusy:
+            return  # check() raises it at the next write
         self._file(self.generation).write_bytes(self._body())
+        self.valid_until = started + self.seconds * (1 - MARGIN)
 
     def check(self) -> None:
-        """Raise if the lease was lost: called before each commit."""
+        """Raise OutputBusy unless this run still holds the lock, read now: called before
+        every commit and write of the run."""
         if self.lost:
             raise OutputBusy(self.lost)
+        if time.monotonic() >= self.valid_until:
+            self._lose(f"its {self.seconds:g} s lease passed by this process's clock without a "
+                       "renewal (the driver was paused, or the store unreachable)")  # fmt: skip
+        self._verify()
 
     def release(self) -> None:
-        if self.lost is None:
-            self._file(self.generation).delete()
-        if self.dir.is_local and self.dir.exists() and not any(self.dir.files()):
-            self.dir.delete()
+        """Mark this generation released (its number stays: generations are never reused)."""
+        if self.lost is not None:
+            return
+        try:
+            self._verify()
+        except OutputBusy:
+            return
+        self._file(self.generation).write_bytes(json.dumps({
+            "owner": self.owner, "token": self.token, "host": _HOST, "pid": os.getpid(),
+            "expires": 0, "released": True}).encode())  # fmt: skip
 
 
 def busy(out: Location | str, lease_seconds: float = 300.0) -> str | None:

@@ -72,9 +72,11 @@ def materialize(
     force: bool = False,
     io: str = "auto",
     partition_by: str | None = None,
+    guard: Callable[[], None] | None = None,
 ) -> tuple[DataFrame, StageResult]:
     """Write `build()` to `path` unless a complete output with this fingerprint exists
-    (`partition_by`: in Hive-style folders of that column, which the rows read back lack)."""
+    (`partition_by`: in Hive-style folders of that column, which the rows read back lack).
+    `guard()` (the run's lock) runs before it starts over, writes and commits."""
     path = Location.of(path)
     marker = read_marker(path)
     if not force and marker and marker.get("fingerprint") == fingerprint:
@@ -82,14 +84,18 @@ def materialize(
         df = read_parquet(spark, listed_files(path, marker), schema, io)
         return df, StageResult(name, str(path), "reused", 0.0, int(marker["rows"]),
                                [f["file"] for f in marker["files"]])  # fmt: skip
+    if guard is not None:
+        guard()
     start_over(path)
     t0 = time.perf_counter()
     built = build()
+    if guard is not None:
+        guard()
     written = write_parquet(built, path, compression, io, partition_by)
     seconds = time.perf_counter() - t0
     schema = built.drop(partition_by).schema if partition_by else built.schema
     marker = commit(path, {"stage": name, "fingerprint": fingerprint, "seconds": seconds,
-                           "schema": schema.json()}, written)  # fmt: skip
+                           "schema": schema.json()}, written, guard)  # fmt: skip
     # with the schema given, reading back needs no job to infer it from the files' footers
     df = read_parquet(spark, listed_files(path, marker), schema, io)
     return df, StageResult(name, str(path), "ran", seconds, int(marker["rows"]),

@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from pipeline.config import ClassifierConf, Config
 from pipeline.document.quality.classifiers import below, finish, load_classifier
 from pipeline.document.quality.fasttext_backend import meta_path
-from pipeline.engine.models import load_shipped, resolve_model, ship
+from pipeline.engine.models import ModelError, load_shipped, resolve_model, ship
 from pipeline.stages.step import DocumentStep, Drop, Stage, Verdict
 
 FOLDER_KINDS = ("transformers", "onnx")  # a save_pretrained folder, not a file
@@ -40,7 +40,28 @@ def classifier_path(cfg: Config, c: ClassifierConf) -> Path:
                          folder=c.kind in FOLDER_KINDS)  # fmt: skip
 
 
+# What each kind imports beyond the default install (the `gpu` extra: torch, transformers).
+KIND_NEEDS = {"transformers": ("torch", "transformers")}
+
+
+def check_libraries(c: ClassifierConf) -> None:
+    """A kind whose libraries are not installed: ModelError before Spark starts, naming
+    them and the two fixes (the extra, or the ONNX export the default install runs)."""
+    import importlib.util
+
+    missing = [m for m in KIND_NEEDS.get(c.kind, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModelError(
+            f"quality classifier {c.name!r} (kind {c.kind}) needs {' and '.join(missing)}, "
+            "which the default install leaves out: pip install 'curate-pipeline[gpu]' (or "
+            "`make gpu`), or export the model to ONNX and use kind: onnx, which runs on the "
+            "default install (docs/quality-classifiers.md: ONNX)"
+        )
+
+
 def quality_model_paths(cfg: Config) -> list[Path]:
+    for c in cfg.quality.registry():
+        check_libraries(c)
     return [classifier_path(cfg, c) for c in cfg.quality.registry()]
 
 

@@ -13,7 +13,11 @@ Each scorer reproduces its reference inference exactly (tests/test_classifiers.p
   `regression` is logits[:, 0] as float (FineWeb-Edu's `logits.squeeze(-1).float()`),
   `probability` the softmax of `label`'s logit. A CUDA device when torch sees one, else the
   CPU: the same code.
-- onnx: the same tokenizer call (NumPy arrays), the model's inputs by name, its first output.
+- onnx: the same tokenization through the `tokenizers` library alone (the folder's
+  tokenizer.json with tokenizer_config.json's pad token, padding side and model_max_length,
+  as transformers' fast tokenizer applies them: tested equal to it), the model's inputs by
+  name, its first output. It needs neither transformers nor torch: ONNX Runtime is in the
+  default install, torch is the `gpu` extra.
 """
 
 from __future__ import annotations
@@ -140,6 +144,55 @@ class TransformersScorer:
         return _from_logits(logits, self.conf, self.index)
 
 
+_UNBOUNDED = int(1e29)  # transformers' stand-in for "no model_max_length" (VERY_LARGE_INTEGER)
+
+
+class FastTokenizer:
+    """transformers' `tok(texts, padding="longest", truncation=True)` on a saved fast
+    tokenizer, from the `tokenizers` library: the folder's tokenizer.json (normalizer, model,
+    special-token template), truncated to model_max_length (or `max_length`), padded to the
+    batch's longest with the pad token on the configured side."""
+
+    def __init__(self, folder: str | Path, max_length: int | None = None):
+        import json
+
+        from tokenizers import Tokenizer
+
+        folder = Path(folder)
+        self.tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        cfg: dict = {}
+        for name in ("special_tokens_map.json", "tokenizer_config.json"):  # the latter wins
+            f = folder / name
+            if f.is_file():
+                cfg.update(json.loads(f.read_text(encoding="utf-8")))
+        limit = max_length or cfg.get("model_max_length") or _UNBOUNDED
+        self.tok.no_truncation()
+        if limit < _UNBOUNDED:
+            self.tok.enable_truncation(int(limit), strategy="longest_first",
+                                       direction=cfg.get("truncation_side", "right"))  # fmt: skip
+        self.tok.no_padding()
+        pad = cfg.get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        if pad is not None:
+            pad_id = self.tok.token_to_id(pad)
+            if pad_id is None:
+                raise ValueError(f"{folder}: pad token {pad!r} is not in tokenizer.json")
+            self.tok.enable_padding(direction=cfg.get("padding_side", "right"), pad_id=pad_id,
+                                    pad_type_id=0, pad_token=pad)  # fmt: skip
+        self.padded = pad is not None
+
+    def __call__(self, texts: list[str]) -> dict[str, np.ndarray]:
+        encs = self.tok.encode_batch(texts)
+        if not self.padded and len({len(e.ids) for e in encs}) > 1:
+            raise ValueError("the tokenizer has no pad token: texts of different lengths "
+                             "cannot be batched (set batch_size: 1)")  # fmt: skip
+        return {
+            "input_ids": np.array([e.ids for e in encs], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64),
+        }
+
+
 class OnnxScorer:
     MODEL = "model.onnx"
 
@@ -150,7 +203,7 @@ class OnnxScorer:
 
         self.conf = conf
         self.prep = PREPROCESSING[conf.preprocessing]
-        self.tok = _tokenizer(folder, conf)
+        self.tok = FastTokenizer(folder, conf.max_length)
         providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
                      if p in ort.get_available_providers()]  # fmt: skip
         options = ort.SessionOptions()
@@ -167,7 +220,7 @@ class OnnxScorer:
         return _by_length([self.prep(t) for t in texts], self.conf.batch_size, self._batch)
 
     def _batch(self, batch: list[str]) -> list[float]:
-        enc = self.tok(batch, return_tensors="np", padding="longest", truncation=True)
+        enc = self.tok(batch)
         feed = {}
         for name in self.inputs:
             if name not in enc:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -110,9 +110,12 @@ def write_mixture(
     cfg: Config,
     out: Location | str | Path,
     totals: dict[str, tuple[int, int, int]] | None = None,
+    guard: Callable[[], None] | None = None,
 ) -> dict:
     """Write DIR/shards/, DIR/tokens/ and DIR/budget.json from the kept, tokenised rows;
-    `totals` = source_totals(kept), when the caller has counted them already."""
+    `totals` = source_totals(kept), when the caller has counted them already. `guard()`
+    (the run's lock) runs before each thing the driver deletes, moves or writes."""
+    guard = guard or (lambda: None)
     out = Location.of(out)
     if totals is None:
         totals = source_totals(kept)
@@ -166,6 +169,7 @@ def write_mixture(
     tok = driver_tokenizer(cfg)  # loaded once a process
     eot, dtype = tok.eot, tok.dtype
     shard_dir, token_dir = out / "shards", out / "tokens"
+    guard()
     (out / "budget.json").delete()  # written last: the shards' commit
     for d in (shard_dir, token_dir):
         d.delete()
@@ -183,6 +187,7 @@ def write_mixture(
         (r.asDict() for r in sharded.mapInArrow(write, spark_schema(SUMMARY)).collect()),
         key=lambda r: r["shard"],
     )
+    guard()
     for r in shards:  # commit: the attempts Spark counted, moved into place
         name = f"shard-{r['shard']:05d}"
         for d, ext in ((shard_dir, ".parquet"), (token_dir, ".bin"), (token_dir, ".idx")):
@@ -211,6 +216,7 @@ def write_mixture(
         }
         if cfg.tokens.merged:
             write_megatron_merged(stems, token_dir / "megatron" / "merged", dtype)
+    guard()
     (token_dir / "index.json").write_text(json.dumps(index, indent=2) + "\n")
     weights = cfg.mixture.weights
     total_tokens = sum(t for _, t, _ in after.values())
@@ -240,6 +246,7 @@ def write_mixture(
             total_tokens, cfg.budget.flops_per_gpu, cfg.budget.model_params, cfg.budget.gpus
         ),
     }
+    guard()
     (out / "budget.json").write_text(json.dumps(budget, indent=2) + "\n")
     return budget
 
