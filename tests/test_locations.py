@@ -182,3 +182,34 @@ def test_a_session_passes_the_libhdfs_environment_to_executors(tmp_path, monkeyp
     env = hdfs_environment({"HADOOP_HOME": str(home), "PATH": "/usr/bin:/bin"})
     jars = "/opt/hadoop/etc:/opt/hadoop/share/hadoop/common/x.jar"
     assert env == {"HADOOP_HOME": str(home), "CLASSPATH": jars}
+
+
+@pytest.mark.spark
+def test_a_failed_python_task_attempt_leaves_no_file(spark, tmp_path):
+    """A task that fails mid-partition (after writing part of a file) deletes what it wrote:
+    no cut Parquet file sits beside committed ones (issue 51 item 5)."""
+    from collections.abc import Iterator
+
+    import pyarrow as pa
+
+    from pipeline.engine.parquet_source import write_files
+
+    def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for i, batch in enumerate(batches):
+            if i == 3:
+                raise RuntimeError("this attempt fails after three batches")
+            yield batch
+
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
+    try:
+        df = spark.range(0, 2000, numPartitions=1).selectExpr("id", "repeat('x', 50) AS text")
+        failing = df.mapInArrow(rows, df.schema)
+        root = Location.of(tmp_path / "out")
+        with pytest.raises(Exception, match="this attempt fails after three batches"):
+            write_files(failing, root, "w1", "zstd", None)
+        assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+        # the same write, whole: one file, every row
+        written = write_files(df, root, "w2", "zstd", None)
+        assert [f["rows"] for f in written] == [2000]
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "64")

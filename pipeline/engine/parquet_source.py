@@ -5,7 +5,9 @@ GCS or Azure). Built on `mapInArrow` (Spark 3.3+), so the same code runs on Spar
 Writing: each task streams its partition into Parquet files named with the write's id, the
 partition and the task attempt (`part-00003-<write>-a<attempt>.parquet`), row groups of at
 most GROUP_ROWS rows or GROUP_BYTES bytes, so attempts never overwrite each other and a
-retried or speculative attempt's files are never mistaken for the winner's. Each task returns
+retried or speculative attempt's files are never mistaken for the winner's; an attempt that
+fails or is interrupted deletes its files (a killed process cannot: its files stay unlisted
+until the next commit there prunes them). Each task returns
 one row per file it wrote; the driver collects the rows of the successful attempts only (what
 Spark's result of a job is), which the caller lists in its own marker (run/stage_store.py):
 files no marker lists are invisible and are deleted later. `partition_by` writes Hive-style
@@ -93,6 +95,20 @@ class _Files:
             out.append({"file": rel, "bytes": size, "rows": n[2]})
         return sorted(out, key=lambda f: f["file"])
 
+    def abort(self) -> None:
+        """A failed attempt: its files deleted, never given a footer (closing the
+        ParquetWriter would make a cut file look whole)."""
+        for rel, stream, _, _, _ in self.open.values():
+            try:
+                stream.close()
+            except Exception:  # noqa: BLE001 (the stream may be broken: the delete still runs)
+                pass
+            try:
+                (self.root / rel).delete()
+            except OSError:
+                pass
+        self.open.clear()
+
 
 def write_files(
     df: DataFrame, root: Location, write_id: str, compression: str, partition_by: str | None
@@ -107,9 +123,14 @@ def write_files(
         ctx = TaskContext.get()
         stem = f"part-{ctx.partitionId():05d}-{write_id}-a{ctx.taskAttemptId()}"
         files = _Files(root, stem, compression, partition_by)
-        for batch in batches:
-            files.add(batch)
-        yield pa.RecordBatch.from_pylist(files.close(), schema=WRITTEN)
+        try:
+            for batch in batches:
+                files.add(batch)
+            written = files.close()
+        except BaseException:  # a failed or interrupted attempt leaves no file behind
+            files.abort()
+            raise
+        yield pa.RecordBatch.from_pylist(written, schema=WRITTEN)
 
     rows = df.mapInArrow(run, from_arrow_schema(WRITTEN)).collect()
     return sorted((r.asDict() for r in rows), key=lambda f: f["file"])
