@@ -182,6 +182,7 @@ def _demo(args: argparse.Namespace) -> int:
     root = Path(args.output)  # the demo's folder: its WARC, and the run's output beside it
     warc = write_demo_warc(root / "pages.warc.gz")
     out = root / "run"
+    _preload()
     spark = get_spark(cfg, quiet=not args.verbose)
     run(cfg, [str(warc)], out, spark, force=True)
     rows = verdicts(out)
@@ -237,6 +238,7 @@ def _train_quality(args: argparse.Namespace) -> int:
     except (ConfigError, InputError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
+    _preload()
     spark = get_spark(cfg, args.master, quiet=not args.verbose)
     try:
         report = train_quality(spark, args.good, args.bad, args.output, cfg)
@@ -248,6 +250,13 @@ def _train_quality(args: argparse.Namespace) -> int:
     print(f"{report['backend']} model in {report['model']}: held-out accuracy {acc} "
           f"on {h['documents']} documents (report: {report['model']}.report.json)")  # fmt: skip
     return 0
+
+
+def _preload() -> None:
+    """The driver's heavy imports in a thread, while the JVM starts (run/driver_preload.py)."""
+    from pipeline.run import driver_preload
+
+    driver_preload.start()
 
 
 def _load_config(args: argparse.Namespace):
@@ -263,6 +272,7 @@ def _run_spark(cfg, args: argparse.Namespace):
     """The session a run uses: Spark's task-failure logs only with --verbose."""
     from pipeline.engine.spark import get_spark, quiet_task_failures
 
+    _preload()
     spark = get_spark(cfg, args.master, quiet=not args.verbose)
     if not args.verbose:
         quiet_task_failures(spark)
@@ -543,7 +553,7 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"wrote {good} and {bad}")
         return 0
     if args.command == "jvm-archive":
-        from pipeline.engine.jvm_archive import build_archive
+        from pipeline.run.jvm_archive import build_archive
 
         print("JVM class archive: running a small job to record the classes Spark loads "
               "(about a minute)...", flush=True)  # fmt: skip

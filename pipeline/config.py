@@ -532,6 +532,32 @@ class QualityGroup(_Section):
     weight: float = Field(1.0, ge=0)  # its documents' epochs are multiplied by this
 
 
+NO_GROUP = "(no group)"  # the mixture's name for documents in no quality group
+
+
+class GroupWeights:
+    def __init__(self, groups: dict[str, QualityGroup], buckets: int):
+        self.of: dict[int, tuple[str, float]] = {}
+        for name, g in groups.items():
+            lo, hi = g.buckets
+            if not 0 <= lo <= hi < buckets:
+                raise ValueError(
+                    f"mixture.quality_groups.{name}: buckets [{lo}, {hi}] are not within "
+                    f"0..{buckets - 1} (quality.ensemble.buckets)"
+                )
+            for b in range(lo, hi + 1):
+                if b in self.of:
+                    raise ValueError(f"mixture.quality_groups: bucket {b} is in both "
+                                     f"{self.of[b][0]} and {name}")  # fmt: skip
+                self.of[b] = (name, g.weight)
+
+    def weight(self, bucket: int | None) -> float:
+        return self.of.get(bucket, (NO_GROUP, 1.0))[1] if bucket is not None else 1.0
+
+    def group(self, bucket: int | None) -> str:
+        return self.of.get(bucket, (NO_GROUP, 1.0))[0] if bucket is not None else NO_GROUP
+
+
 class MixtureConf(_Section):
     # Target tokens D; null = "natural": every curated document once.
     target_tokens: int | None = Field(None, ge=1)
@@ -640,8 +666,6 @@ class Config(_Section):
                              "buckets: set quality.enabled and quality.ensemble.enabled, or "
                              "mixture.quality_groups: {}")  # fmt: skip
         if groups:  # buckets within range, each in one group at most
-            from pipeline.outputs.mixture.quality_groups import GroupWeights
-
             GroupWeights(groups, self.quality.ensemble.buckets)
         return self
 

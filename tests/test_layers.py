@@ -97,3 +97,53 @@ def test_no_import_cycles_between_modules():
         if node not in state:
             visit(node, [node])
     assert cycles == [], "\n".join(cycles)
+
+
+# The floors, lowest first: a module imports (at any depth: lazy imports too) only modules on
+# its own floor or below. The ground holds the config, locations and markers; the
+# per-document logic and the example-data writers stand on it; Spark plumbing (engine) on
+# them; the stages on the engine; the outputs (mixture, report, explorer) on the stages; the
+# run on everything; the CLI on top.
+FLOORS = {"config.py": 0, "location.py": 0, "markers.py": 0, "__init__.py": 0, "document": 1,
+          "examples": 1, "engine": 2, "stages": 3, "outputs": 4, "run": 5, "cli.py": 6}  # fmt: skip
+
+
+def _floor(path: Path) -> int:
+    top = path.relative_to(PKG).parts[0]
+    assert top in FLOORS, f"{top}: give it a floor in FLOORS"
+    return FLOORS[top]
+
+
+def _all_arrows() -> dict[Path, set[Path]]:
+    graph: dict[Path, set[Path]] = {}
+    for path in PKG.rglob("*.py"):
+        deps = {_module_file(n) for n in _imports(path)}
+        graph[path] = {d for d in deps if d is not None and d != path}
+    return graph
+
+
+def test_no_arrow_runs_up_the_floors():
+    up = [f"{a.relative_to(PKG)} -> {b.relative_to(PKG)}"
+          for a, deps in _all_arrows().items() for b in deps if _floor(b) > _floor(a)]  # fmt: skip
+    assert up == [], "\n".join(sorted(up))
+
+
+def test_no_cycles_even_through_lazy_imports():
+    graph = _all_arrows()
+    state: dict[Path, int] = {}
+    cycles = []
+
+    def visit(node: Path, stack: list[Path]) -> None:
+        state[node] = 1
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                loop = stack[stack.index(dep) :] + [dep]
+                cycles.append(" -> ".join(str(p.relative_to(PKG)) for p in loop))
+            elif dep not in state:
+                visit(dep, [*stack, dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == [], "\n".join(cycles)

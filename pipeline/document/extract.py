@@ -33,18 +33,13 @@ from contextlib import contextmanager
 import trafilatura
 
 from pipeline.config import ExtractConf, ReadConf
+from pipeline.document.extract_timeout import ExtractTimeout
 from pipeline.document.text_inputs import TEXT_TYPES
 from pipeline.document.verdict import ENVIRONMENT
 
 log = logging.getLogger(__name__)
 _warned = False
 _REPEAT_S = 0.005  # after the first signal, again this often until the exception escapes
-
-
-class ExtractTimeout(Exception):
-    def __init__(self, clock: str = "cpu"):
-        super().__init__(clock)
-        self.clock = clock
 
 
 class _Bound:

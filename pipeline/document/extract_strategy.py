@@ -168,7 +168,7 @@ def _run_extractors(
 ) -> None:
     """Each of `names` on the page under what is left of the shared bound; a failure is noted
     in `out` and leaves the others."""
-    from pipeline.document.extract import ExtractTimeout
+    from pipeline.document.extract_timeout import ExtractTimeout
 
     c0, w0, cpu_s, wall_s = clock
     tree = out.tree

@@ -1,5 +1,6 @@
-"""Spark engine plumbing: the session (`spark.py`), warm Python workers (`warmup.py`,
-`worker_daemon.py`), the driver's early imports (`driver_preload.py`), the driver JVM's
-class archive (`jvm_archive.py`), a local standalone cluster (`cluster.py`), the quiet
-console (`quiet.py`) and model files shipped to executors (`models.py`). No curation logic
-lives here."""
+"""Spark engine plumbing: the session (`spark.py`), where Spark reads and writes
+(`storage.py`, `parquet_source.py`), what differs between Spark versions (`compat.py`), the
+cores work is sized for (`capacity.py`), a local standalone cluster (`cluster.py`), the quiet
+console (`quiet.py`), progress (`progress.py`) and model files shipped to executors
+(`models.py`). No curation logic lives here, and nothing here imports the stages, the run or
+the outputs (tests/test_layers.py)."""

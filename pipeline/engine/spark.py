@@ -9,7 +9,6 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from pipeline.config import Config
-from pipeline.engine import driver_preload
 from pipeline.engine import quiet as quiet_console
 from pipeline.location import hdfs_environment
 
@@ -87,6 +86,7 @@ def get_spark(
 
     The `spark.conf` settings of the config are defaults: under spark-submit, a key it set
     (--conf, spark-defaults.conf) wins, since builder settings would otherwise override it."""
+    # (the run layer starts its heavy imports first: pipeline/run/driver_preload.py)
     builder = SparkSession.builder.appName(cfg.spark.app_name)
     if master or not under_spark_submit():
         builder = builder.master(master or cfg.spark.master)
@@ -104,7 +104,7 @@ def get_spark(
             extra = f"{extra} {quiet_console.java_option()}".strip()
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local mode binds loopback
         conf[DRIVER_OPTS] = " ".join(filter(None, [conf.get(DRIVER_OPTS), extra, java_opts]))
-        conf.setdefault("spark.python.daemon.module", "pipeline.engine.worker_daemon")
+        conf.setdefault("spark.python.daemon.module", "pipeline.run.worker_daemon")
     given = launcher_settings()
     for key, value in store_environment(cfg).items():  # executors reach the same stores
         conf.setdefault(f"spark.executorEnv.{key}", value)
@@ -113,7 +113,6 @@ def get_spark(
     for key, value in conf.items():
         if key not in given:
             builder = builder.config(key, value)
-    driver_preload.start()  # the driver's heavy imports, while the JVM starts
     with quiet_console.filtered_jvm_stderr(quiet and local):
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

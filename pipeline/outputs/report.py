@@ -301,7 +301,7 @@ def render_html(d: dict) -> str:
 
 def preload() -> None:
     """Import matplotlib (~0.5 s) while Spark starts, so the report at the end of a run does
-    not wait for it (pipeline/engine/driver_preload.py calls this in a thread)."""
+    not wait for it (pipeline/run/driver_preload.py calls this in a thread)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -32,21 +32,20 @@ from pyspark.sql import SparkSession
 
 from pipeline.config import Config
 from pipeline.document.extract import extractor_provenance
-from pipeline.engine import driver_preload
 from pipeline.engine.capacity import capacity
 from pipeline.engine.models import digest
 from pipeline.engine.storage import default_fs_is_local, resolve
-from pipeline.engine.warmup import warm_workers
 from pipeline.location import Location, is_uri
 from pipeline.outputs.dataset_card import CARD, card_text
 from pipeline.outputs.report import write_report
-from pipeline.run import output_lock, run_record
+from pipeline.run import driver_preload, output_lock, run_record
 from pipeline.run.chunks import EXTRACTION_STAGES, Stopped, documents_pass, package_sources
 from pipeline.run.corpus_half import corpus_half, fingerprint, step_settings
 from pipeline.run.inputs import expand_inputs
 from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, damage_lines, damage_report
 from pipeline.run.preflight import check_run, clear_output
 from pipeline.run.stage_store import StageResult
+from pipeline.run.warmup import warm_workers
 from pipeline.stages.decontamination import summary as decont_summary
 from pipeline.stages.quality import quality_model_paths
 from pipeline.stages.registry import enabled_stages
@@ -212,7 +211,7 @@ def _run_stages(
     stop: threading.Event | None = None,
     documents_only: bool = False,
 ) -> dict:
-    driver_preload.start()  # started by get_spark already, unless the session came from elsewhere
+    driver_preload.start()  # started before get_spark already, unless a caller made the session
     # the mixture needs the tokenizer on the driver at the end: load it meanwhile
     threading.Thread(target=driver_tokenizer, args=(cfg,), daemon=True).start()
     log.info("%d input file(s)", len(files))

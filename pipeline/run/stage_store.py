@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pipeline.engine.storage import Written, read_parquet, write_parquet
 from pipeline.location import Location
-from pipeline.run.markers import MARKER, listed_files, read_marker
+from pipeline.markers import MARKER, listed_files, read_marker
 
 
 @dataclass

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from pipeline.location import Location
-from pipeline.run.markers import listed_files, read_marker
+from pipeline.markers import listed_files, read_marker
 
 # signatures: numbers no reader can use
 _NOT_SHOWN = ("minhash", "bands")

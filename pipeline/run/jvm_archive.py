@@ -44,7 +44,7 @@ def build_archive(output: str | Path, config: str | Path | None = None) -> Path 
     out.unlink(missing_ok=True)
     tmp = out.with_name(out.name + ".partial")
     tmp.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "pipeline.engine.jvm_archive", str(tmp), str(config or "")]
+    cmd = [sys.executable, "-m", "pipeline.run.jvm_archive", str(tmp), str(config or "")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     made = proc.returncode == 0 and tmp.is_file()
     if not made or not maps(tmp):

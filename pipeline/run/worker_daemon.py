@@ -14,7 +14,7 @@ import importlib
 import json
 import os
 
-# Set by pipeline.engine.warmup (local mode): the run's language-ID model, tokenizer and extraction
+# Set by pipeline.run.warmup (local mode): the run's language-ID model, tokenizer and extraction
 # chooser, which every worker loads on first use (~0.2 s each); the daemon loads them once and
 # forks them loaded.
 PRELOAD_ENV = "CURATE_PRELOAD"

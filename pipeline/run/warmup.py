@@ -1,7 +1,7 @@
 """Start the Python worker daemon while the driver is still planning.
 
 A cold local run spends ~1 s before its first task does any work: Spark starts the Python
-worker daemon, which (pipeline/engine/worker_daemon.py) imports trafilatura, lxml, pyarrow and the
+worker daemon, which (pipeline/run/worker_daemon.py) imports trafilatura, lxml, pyarrow and the
 pipeline before it forks workers. None of that depends on the plan, so a trivial
 one-task-per-core job started in a thread when the run begins does it in the shadow of the
 driver's own start-up; the stages' workers are then forked from a ready daemon.
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pyspark.sql import SparkSession
 
 from pipeline.config import Config
-from pipeline.engine.worker_daemon import PRELOAD_ENV
+from pipeline.run.worker_daemon import PRELOAD_ENV
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def _warm(_: Iterator[int]) -> Iterator[int]:
 
 
 def preload_spec(cfg: Config) -> str:
-    """What the local worker daemon loads before forking (pipeline/engine/worker_daemon.py)."""
+    """What the local worker daemon loads before forking (pipeline/run/worker_daemon.py)."""
     from pipeline.stages.langid import lid_model_path
     from pipeline.stages.tokenize import tokenizer_file
 
