@@ -74,12 +74,7 @@ def test_the_per_document_layer_imports_only_itself_and_the_config():
     assert wrong == [], "\n".join(wrong)
 
 
-def test_no_import_cycles_between_modules():
-    """Module-level imports form no cycle: every module can be imported first."""
-    graph: dict[Path, set[Path]] = {}
-    for path in PKG.rglob("*.py"):
-        deps = {_module_file(n) for n in _imports(path, top_level_only=True)}
-        graph[path] = {d for d in deps if d is not None and d != path}
+def _cycles(graph: dict[Path, set[Path]]) -> list[str]:
     state: dict[Path, int] = {}  # 1: on the current path, 2: done
     cycles = []
 
@@ -96,6 +91,16 @@ def test_no_import_cycles_between_modules():
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
+    return cycles
+
+
+def test_no_import_cycles_between_modules():
+    """Module-level imports form no cycle: every module can be imported first."""
+    graph: dict[Path, set[Path]] = {}
+    for path in PKG.rglob("*.py"):
+        deps = {_module_file(n) for n in _imports(path, top_level_only=True)}
+        graph[path] = {d for d in deps if d is not None and d != path}
+    cycles = _cycles(graph)
     assert cycles == [], "\n".join(cycles)
 
 
@@ -129,21 +134,5 @@ def test_no_arrow_runs_up_the_floors():
 
 
 def test_no_cycles_even_through_lazy_imports():
-    graph = _all_arrows()
-    state: dict[Path, int] = {}
-    cycles = []
-
-    def visit(node: Path, stack: list[Path]) -> None:
-        state[node] = 1
-        for dep in sorted(graph[node]):
-            if state.get(dep) == 1:
-                loop = stack[stack.index(dep) :] + [dep]
-                cycles.append(" -> ".join(str(p.relative_to(PKG)) for p in loop))
-            elif dep not in state:
-                visit(dep, [*stack, dep])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [node])
+    cycles = _cycles(_all_arrows())
     assert cycles == [], "\n".join(cycles)
