@@ -80,6 +80,37 @@ def test_a_document_shows_its_text_verdict_and_page(served, demo_run):
         )
 
 
+def test_a_document_shows_each_rule_with_its_value_limit_and_verdict(served, demo_run):
+    """The rules table: a document the rules dropped shows the rules it broke (the ledger's
+    detail names them) as "breaks", with the statistic's value and the config's limit; a kept
+    document breaks none; no row carries a raw null."""
+    from pipeline.config import Config
+    from pipeline.document.text.rules import checks
+
+    cfg = Config.model_validate(json.loads((demo_run / "manifest.json").read_text())["config"])
+    limits = {f"{s}.{c.name}": c for s, cs in checks(cfg.rules).items() for c in cs}
+    dropped = [r for r in _ledger(demo_run) if r["stage"] == "rules"]
+    assert dropped, "the demo has a page the rules drop"
+    stored = pq.read_table(demo_run / "_stages" / "documents").to_pylist()  # every column
+    docs = {d["crawl_pos"]: d for d in stored}
+    for r in dropped:
+        _, _, d = get(f"{served}/api/document?pos={r['crawl_pos']}")
+        broken = {f"{c['group']}.{c['rule']}" for c in d["checks"] if c["verdict"] == "breaks"}
+        assert broken and broken <= set(limits)
+        assert broken == set(docs[r["crawl_pos"]]["failed_rules"])
+        for name in broken:
+            assert name.split(".", 1)[1] in r["detail"]  # the ledger names the same rules
+            row = next(c for c in d["checks"] if f"{c['group']}.{c['rule']}" == name)
+            c = limits[name]
+            assert row["breaks_when"] == f"{c.stat} {c.op} {c.limit:g}"
+            value = docs[r["crawl_pos"]][f"{name.split('.')[0]}_stats"][c.stat]
+            assert c.broken_by(value) and row["value"] != "—"
+    kept = pq.read_table(demo_run / "data").to_pylist()
+    _, _, d = get(f"{served}/api/document?pos={kept[0]['metadata']['crawl_pos']}")
+    assert d["checks"] and all(c["verdict"] == "passes" for c in d["checks"])
+    assert all(c["value"] is not None for c in d["checks"])
+
+
 def test_the_server_is_read_only_and_closed(served, demo_run, tmp_path):
     status, headers, _ = get(f"{served}/api/status")
     assert status == 200 and "script-src 'self'" in headers["Content-Security-Policy"]
@@ -142,6 +173,7 @@ def test_the_page_in_chromium_filters_opens_and_matches_the_ledger(served, demo_
         row = next(r for r in ledger if r["url"] == shown[0])
         assert reason in facts and row["detail"] in facts
         page.wait_for_function("document.getElementById('doc-page-text').textContent.length > 0")
+        assert "breaks when" in page.inner_text("#doc-checks")  # a table, not a JSON blob
         page.screenshot(path=str(shots / "explore-document.png"), full_page=True)
         # the clusters view lists the demo's near-duplicate pair with both members
         page.click("#tab-clusters")

@@ -143,10 +143,14 @@ async function openDocument(pos) {
   document.getElementById("doc-text").textContent = d.text ?? "(no text: dropped before extraction)";
   const pt = d.page_text || {};
   document.getElementById("doc-page-text").textContent = pt.text ?? `(${pt.error || "not available"})`;
-  const scores = {};
-  for (const [k, v] of Object.entries(d)) if (k.endsWith("_stats") || k.endsWith("_score")) scores[k] = v;
-  if (d.kept && d.kept.meta) for (const [k, v] of Object.entries(d.kept.meta)) if (!(k in d)) scores[k] = v;
-  document.getElementById("doc-scores").textContent = JSON.stringify(scores, null, 2);
+  const checks = table("doc-checks", ["", "rule", "value", "breaks when", "verdict"], []);
+  (d.checks || []).forEach((c) => {
+    const tr = el("tr");
+    tr.append(el("td", c.group), el("td", c.rule), el("td", c.value, "n"), el("td", c.breaks_when),
+      el("td", c.verdict, c.verdict.startsWith("breaks") ? "verdict-drop" : "verdict-kept"));
+    checks.append(tr);
+  });
+  document.getElementById("doc-no-checks").hidden = (d.checks || []).length > 0;
   const cl = document.getElementById("doc-cluster");
   cl.replaceChildren();
   if (d.cluster) {

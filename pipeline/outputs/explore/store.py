@@ -27,6 +27,7 @@ import pyarrow.dataset as ds
 
 from pipeline.location import Location
 from pipeline.markers import listed_files, read_marker
+from pipeline.outputs.explore.checks import check_rows
 
 # signatures: numbers no reader can use
 _NOT_SHOWN = ("minhash", "bands")
@@ -163,6 +164,10 @@ class OutputStore:
         doc["ledger"] = ledger[0] if ledger else None
         doc["kept"] = _plain(kept[0]) if kept else None
         doc["cluster"] = self.cluster_of(int(crawl_pos))
+        try:  # each rule's value, limit and verdict, and the scores against their thresholds
+            doc["checks"] = check_rows(doc, self.manifest.get("config", {}))
+        except ValueError:  # a manifest of another version's config: the raw values only
+            doc["checks"] = []
         return doc
 
     def cluster_of(self, crawl_pos: int) -> dict | None:
