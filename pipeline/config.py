@@ -614,10 +614,13 @@ class OutputConf(_Section):
     # Parquet bytes per file of data/ and rejected/, about: independent of cores and chunks.
     file_bytes: int = Field(512 << 20, ge=1 << 20)
     # How Spark reads and writes the output location: its own Hadoop connector where the
-    # cluster has one for the scheme, else the Python data source over pyarrow.fs ("auto").
+    # cluster has one for the scheme, else mapInArrow tasks over pyarrow.fs ("auto").
     spark_io: Literal["auto", "hadoop", "python"] = "auto"
     # The run lock's lease: a killed run's lock lapses this long after its last renewal.
     lock_lease_seconds: float = Field(300.0, ge=10)
+    # A store with no atomic create through pyarrow.fs (gs://, hdfs://, abfs://) cannot be
+    # locked: a run there is refused unless this says only one run ever writes the output.
+    single_writer: bool = False
     # A console line on the running pass or corpus step (done, rate, ETA) this often.
     progress_seconds: float = Field(10.0, gt=0)
 

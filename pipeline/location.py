@@ -279,6 +279,11 @@ class Location:
             while chunk := src.read(8 << 20):
                 out.write(chunk)
 
+    @property
+    def can_lock(self) -> bool:
+        """Whether `create_exclusive` is atomic here (a local disk, S3)."""
+        return self.is_local or self.scheme == "s3"
+
     def create_exclusive(self, data: bytes) -> bool:
         """Write `data` only if nothing is there yet, atomically: True if this call created
         the file, False if it existed. NoExclusiveCreate where the store cannot promise it."""

@@ -98,7 +98,9 @@ def test_dataproc_submit_ships_the_archive_in_cluster_mode():
     job = _job_args(words[words.index("--") + 1 :])
     assert Path(flags["--files"]).name == job.config
     assert job.output.startswith("gs://")
-    assert load_config(DEPLOY / "dataproc" / "curate.yaml").langid.model.startswith("gs://")
+    dp = load_config(DEPLOY / "dataproc" / "curate.yaml")
+    assert dp.langid.model.startswith("gs://")
+    assert dp.output.single_writer  # gs:// cannot be locked: the recipe says it is the only writer
     assert "--python-prefix /opt/conda/default" in text  # the nodes' Python, not ours
 
 

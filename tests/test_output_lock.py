@@ -219,3 +219,21 @@ def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(
                        capture_output=True, text=True, timeout=600)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     assert run_outputs(out) == run_outputs(clean)
+
+
+def test_an_output_that_cannot_be_locked_is_refused_unless_single_writer():
+    """gs://, hdfs://, abfs:// have no atomic create through pyarrow.fs: refused before Spark
+    starts, naming the store and the flag; output.single_writer: true lets it run unlocked."""
+    from pathlib import Path
+
+    from pipeline.config import load_config
+    from pipeline.run.preflight import check_lockable
+
+    cfg = load_config(Path(__file__).resolve().parents[1] / "conf" / "default.yaml")
+    for out in ("gs://bucket/run", "hdfs://nn:8020/run", "abfs://c@a.dfs.core.windows.net/r"):
+        with pytest.raises(ConfigError, match=r"no atomic create.*output.single_writer: true"):
+            check_lockable(cfg, out)
+    check_lockable(cfg, "s3://bucket/run")  # If-None-Match: lockable
+    check_lockable(cfg, "/tmp/run")
+    cfg.output.single_writer = True
+    check_lockable(cfg, "gs://bucket/run")

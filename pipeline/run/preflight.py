@@ -190,7 +190,20 @@ def check_inputs(cfg: Config, files: list[str]) -> None:
         log.warning("%s: %s; it goes to the ledger as read:unreadable_file", f, why)
 
 
+def check_lockable(cfg: Config, output: str | Path | Location) -> None:
+    """An output on a store that cannot be locked is refused unless output.single_writer."""
+    out = Location.of(output)
+    if not out.can_lock and not cfg.output.single_writer:
+        raise ConfigError(
+            f"--output {output}: {out.scheme}:// offers no atomic create-if-absent through "
+            "pyarrow.fs, so the run cannot lock it and two runs writing there at once would "
+            "corrupt each other; set output.single_writer: true if only this run ever writes "
+            "there, or write to a local disk or s3:// (docs/running.md: the run lock)"
+        )
+
+
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
+    check_lockable(cfg, output)
     check_models(cfg)
     check_lists(cfg)
     check_eval_sets(cfg)
