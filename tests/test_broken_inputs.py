@@ -143,7 +143,7 @@ def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
 
 # Every name a run writes: fixed names, Spark part files, numbered shards, language folders.
 _OUTPUT_NAME = re.compile(
-    r"(manifest\.json|README\.md|report\.(html|json)|budget\.json|\.curate\.lock"
+    r"(manifest\.json|README\.md|report\.(html|json)|budget\.json|\.curate\.lock(/\d{12}\.json)?"
     r"|quality_percentiles\.json"
     r"|(data|rejected|shards|tokens|_stages(/[a-z_]+)?(/chunk-\d{5})?)"
     r"(/(lang=[A-Za-z_]+|dgrp=\d+))?"
