@@ -329,14 +329,15 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     except Exception as e:  # surface the first line of a task failure, not a JVM stack
         msg = str(e)
-        from pipeline.run.failures import environment_failure
-
-        cause = environment_failure(f"{msg}\n{_java_text(e)}", args.output)
-        if cause:  # a full disk, a quota, a denied write: one line, no stack
-            print(f"curate: run failed: {cause}", file=sys.stderr)
-            return 1
         # our own errors raised in a task: their message, not Spark's wrapping of it
         known = [m for m in ("UnreadableInput: ", "TransportError: ") if m in msg]
+        if not known:
+            from pipeline.run.failures import environment_failure
+
+            cause = environment_failure(f"{msg}\n{_java_text(e)}", args.output)
+            if cause:  # a full disk, a quota, a denied write: one line, no stack
+                print(f"curate: run failed: {cause}", file=sys.stderr)
+                return 1
         if known:
             msg = msg[msg.index(known[0]) + len(known[0]) :].splitlines()[0]
             if known[0] == "TransportError: ":

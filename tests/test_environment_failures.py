@@ -23,7 +23,7 @@ def test_causes_are_named_from_spark_and_python_texts():
             "Job aborted.\n\tat org.apache...\nCaused by: java.io.IOException: No space left "
             "on device\n\tat java.io.FileOutputStream.writeBytes")  # fmt: skip
     line = environment_failure(java, "/data/out")
-    assert line.startswith("the disk is full writing /data/out (")
+    assert line.startswith("a disk is full (") and "the output is /data/out" in line
     assert "free space" in line and "o96" not in line
     python = "OSError: [Errno 122] Disk quota exceeded: '/home/u/out/_stages/x.parquet'"
     assert "quota" in environment_failure(python, "/home/u/out")
@@ -56,7 +56,8 @@ def test_a_full_disk_and_a_read_only_one_are_one_line_and_a_rerun_after_the_fix_
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert r.returncode == 1, r.stderr[-3000:]
         last = [ln for ln in r.stderr.splitlines() if ln.startswith("curate: ")][-1]
-        assert last.startswith(f"curate: run failed: the disk is full writing {out} ("), last
+        assert last.startswith("curate: run failed: a disk is full ("), last
+        assert f"the output is {out}" in last
         assert "Traceback" not in r.stderr and "An error occurred while calling" not in r.stderr
         assert not (out / "manifest.json").exists()
         # the fix: room on that disk; the rerun resumes and equals a clean run

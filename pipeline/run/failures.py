@@ -19,8 +19,9 @@ class Cause:
 
 
 CAUSES = (
-    Cause(re.compile(r"No space left on device|ENOSPC", re.I), "the disk is full",
-          "free space there (or choose another --output)"),
+    Cause(re.compile(r"No space left on device|ENOSPC", re.I), "a disk is full",
+          "free space on the disk the message names (the output's, or spark.local.dir's for "
+          "Spark's shuffle files)"),
     Cause(re.compile(r"Disk quota exceeded|EDQUOT|QuotaExceeded|quota exceeded", re.I),
           "a storage quota is exceeded", "raise the quota or free space there"),
     Cause(re.compile(r"Read-only file system|EROFS", re.I), "the filesystem is read-only",
@@ -41,6 +42,6 @@ def environment_failure(text: str, output: str) -> str | None:
             line = next((ln.strip() for ln in text.splitlines() if cause.pattern.search(ln)),
                         m.group(0))  # fmt: skip
             line = re.sub(r"^\S*(Exception|Error):\s*", "", line)[:200]
-            return (f"{cause.what} writing {output} ({line}); {cause.fix}, then rerun: what "
-                    "was committed is reused")  # fmt: skip
+            return (f"{cause.what} ({line}; the output is {output}): {cause.fix}, then "
+                    "rerun: what was committed is reused")  # fmt: skip
     return None

@@ -19,8 +19,9 @@ another run's token. The renew thread rewrites the file only while it is still t
 Generation numbers are never reused: a run that ends marks its generation released instead
 of deleting it, and a new holder deletes only the generations before its own, so a stale
 holder of generation N can never mistake a later holder's N for its own (ABA: `curate serve`
-takes and releases the lock every cycle). A store with no atomic create (gs://, hdfs://
-through pyarrow) gets no lock: the run says so and goes on.
+takes and releases the lock every cycle). A store with no atomic create (gs://, hdfs://,
+abfs:// through pyarrow) cannot be locked: run/preflight.py refuses it unless
+output.single_writer says the run is its only writer, and the run then goes on unlocked.
 """
 
 from __future__ import annotations
