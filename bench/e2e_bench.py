@@ -47,6 +47,7 @@ from pipeline.examples.corpus import (
     with_duplicates,
     write_pages_warc,
 )
+from pipeline.outputs.versions import published_path
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
@@ -148,9 +149,11 @@ def floor_seconds(warcs: list[Path], cfg) -> tuple[float, int]:
 
 
 def ours_outcome(out: Path) -> tuple[list[str], dict[str, str]]:
-    kept = [r["url"] for r in pq.read_table(out / "data", columns=["url"]).to_pylist()]
+    kept = [
+        r["url"] for r in pq.read_table(published_path(out) / "data", columns=["url"]).to_pylist()
+    ]
     why = {r["url"]: f"{r['stage']}:{r['reason']}"
-           for r in pq.read_table(out / "rejected").to_pylist()}  # fmt: skip
+           for r in pq.read_table(published_path(out) / "rejected").to_pylist()}  # fmt: skip
     return kept, why
 
 
@@ -227,7 +230,7 @@ def main() -> int:
         for side in order:
             if side == "ours":
                 wall, peak, _, cpu = measure(ours_cmd)
-                m = json.loads((WORK / "ours" / "manifest.json").read_text())
+                m = json.loads((published_path(WORK / "ours") / "manifest.json").read_text())
                 ours.append({"wall": wall, "peak": peak, "pipeline": m["seconds"], "cpu": cpu,
                              "stages": {s["name"]: s["seconds"] for s in m["stages"]},
                              "task_seconds": m.get("documents_pass_task_seconds", {}),

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.outputs.explore.server import Explorer, start  # noqa: E402
+from pipeline.outputs.versions import published_path  # noqa: E402
 
 ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -30,7 +31,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "docs"))
     args = ap.parse_args()
     run, out = Path(args.run), Path(args.out)
-    if not (run / "manifest.json").is_file():
+    try:
+        published_path(run)
+    except FileNotFoundError:
         print(f"{run}: no finished run (make run writes out/sample)", file=sys.stderr)
         return 2
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -41,7 +44,7 @@ def main() -> int:
 
     server = start(Explorer(run), port=0)
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    ledger = json.loads((run / "manifest.json").read_text())["counts"]["rejected"]
+    ledger = json.loads((published_path(run) / "manifest.json").read_text())["counts"]["rejected"]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 900})

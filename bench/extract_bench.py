@@ -33,6 +33,7 @@ from warcio.warcwriter import WARCWriter
 from pipeline.config import ExtractConf, load_config
 from pipeline.document.extract import process_record
 from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
+from pipeline.outputs.versions import published_path
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
@@ -146,7 +147,9 @@ def main() -> int:
         if i == 0:
             import pyarrow.parquet as pq
 
-            for d in pq.read_table(out / "data", columns=["url", "text"]).to_pylist():
+            for d in pq.read_table(
+                published_path(out) / "data", columns=["url", "text"]
+            ).to_pylist():
                 spark_texts[d["url"]] = d["text"]
     spark.stop()
 

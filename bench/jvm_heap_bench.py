@@ -31,6 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from pss import PeakPss  # noqa: E402
 
+from pipeline.outputs.versions import published_path  # noqa: E402
+
 WORK = ROOT / "bench" / "work" / "jvm_heap"
 WARCS = sorted((ROOT / "bench" / "work" / "e2e" / "warc").glob("*.warc.gz"))
 CURATE = str(Path(sys.executable).parent / "curate")
@@ -61,7 +63,9 @@ def run(name: str, opts: str) -> dict:
     peaks = sampler.stop()
     if proc.returncode:
         raise RuntimeError(f"{name}: curate failed ({proc.returncode})")
-    kept = sorted(r["id"] for r in pq.read_table(out / "data", columns=["id"]).to_pylist())
+    kept = sorted(
+        r["id"] for r in pq.read_table(published_path(out) / "data", columns=["id"]).to_pylist()
+    )
     return {"seconds": round(wall, 2), "peak_pss_mib": peaks,
             "peak_total_mib": sum(peaks.values()), "kept": kept}  # fmt: skip
 

@@ -53,6 +53,7 @@ def main() -> int:
     from pipeline.config import load_config
     from pipeline.examples.sample import write_sample_warc
     from pipeline.outputs.tokens.shards import TokenShards
+    from pipeline.outputs.versions import published_path
 
     WORK.mkdir(parents=True, exist_ok=True)
     inputs = args.input
@@ -68,14 +69,16 @@ def main() -> int:
     subprocess.run([str(Path(sys.executable).parent / "curate"), "run", "--config", str(conf),
                     "--input", *inputs, "--output", str(out), "--force"],
                    check=True, cwd=ROOT)  # fmt: skip
-    ours = TokenShards(out / "tokens")
+    ours = TokenShards(published_path(out) / "tokens")
     expected: dict[str, list[list[int]]] = {}
     start = 0
     for sh in ours.index["shards"]:
         docs = [ours[i].tolist() + [ours.eot] for i in range(start, start + sh["docs"])]
-        expected[str(out / "tokens" / "megatron" / sh["name"])] = docs
+        expected[str(published_path(out) / "tokens" / "megatron" / sh["name"])] = docs
         start += sh["docs"]
-    expected[str(out / "tokens" / "megatron" / "merged")] = [d.tolist() + [ours.eot] for d in ours]
+    expected[str(published_path(out) / "tokens" / "megatron" / "merged")] = [
+        d.tolist() + [ours.eot] for d in ours
+    ]
     exp_file = WORK / "expected.json"
     exp_file.write_text(json.dumps(expected))
     res = subprocess.run([args.megatron_python, "-c", CHECK, str(exp_file)], check=True,

@@ -34,6 +34,7 @@ from pipeline.config import load_config  # noqa: E402
 from pipeline.document.extract import extract_text  # noqa: E402
 from pipeline.document.langid import cheap_view, load_fasttext, predict_languages  # noqa: E402
 from pipeline.examples.corpus import folder_pages, with_duplicates, write_pages_warc  # noqa: E402
+from pipeline.outputs.versions import published_path  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "prefilter"
 THRESHOLDS = (0.5, 0.65, 0.8, 0.9, 0.95)
@@ -90,8 +91,11 @@ def runs(pages, cfg, rounds: int) -> dict:
             t0 = time.perf_counter()
             subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
             walls[side].append(time.perf_counter() - t0)
-            kept[side] = {d["id"] for d in pq.read_table(out / "data", columns=["id"]).to_pylist()}
-            counts[side] = json.loads((out / "manifest.json").read_text())["counts"]
+            kept[side] = {
+                d["id"]
+                for d in pq.read_table(published_path(out) / "data", columns=["id"]).to_pylist()
+            }
+            counts[side] = json.loads((published_path(out) / "manifest.json").read_text())["counts"]
             print(f"round {r + 1} prefilter {side:3}: {walls[side][-1]:.1f} s, "
                   f"{len(kept[side])} kept", flush=True)  # fmt: skip
     same = kept["on"] & kept["off"]

@@ -18,10 +18,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from pipeline.outputs.versions import published_path
+
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def outputs(root: Path) -> dict[str, Path]:
+    """The published files of an output's current version, by name within it."""
+    root = published_path(root)
     out = {}
     for sub in ("data", "rejected", "shards", "tokens"):
         for p in sorted((root / sub).rglob("*")):

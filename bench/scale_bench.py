@@ -41,6 +41,7 @@ from pss import PeakPss  # noqa: E402
 
 from pipeline.config import load_config  # noqa: E402
 from pipeline.examples.corpus import Page, small_edit, with_duplicates, write_pages_warc  # noqa: E402
+from pipeline.outputs.versions import published_path  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
 WORK = ROOT / "bench" / "work" / "scale"
@@ -104,7 +105,7 @@ def curate(config: Path, inputs: list[str], out: Path, kill_when=None) -> dict:
 
 
 def manifest(out: Path) -> dict:
-    return json.loads((out / "manifest.json").read_text())
+    return json.loads((published_path(out) / "manifest.json").read_text())
 
 
 def published(out: Path) -> dict:
@@ -113,9 +114,12 @@ def published(out: Path) -> dict:
     files = {f"{sub}/{p.name}": p.read_bytes()
              for sub in ("shards", "tokens") for p in sorted((out / sub).iterdir())}  # fmt: skip
     return {
-        "data": sorted(pq.read_table(out / "data").to_pylist(), key=lambda d: d["id"]),
+        "data": sorted(
+            pq.read_table(published_path(out) / "data").to_pylist(), key=lambda d: d["id"]
+        ),
         "ledger": sorted(
-            pq.read_table(out / "rejected").to_pylist(), key=lambda r: (r["doc_id"], r["stage"])
+            pq.read_table(published_path(out) / "rejected").to_pylist(),
+            key=lambda r: (r["doc_id"], r["stage"]),
         ),  # fmt: skip
         "counts": m["counts"],
         "files": files,

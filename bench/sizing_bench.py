@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.examples.corpus import Page, write_pages_warc  # noqa: E402
+from pipeline.outputs.versions import published_path  # noqa: E402
 from pipeline.run import sizing  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -71,8 +72,8 @@ def main() -> None:
     subprocess.run(["rm", "-rf", str(out)], check=True)
     subprocess.run([str(ROOT / ".venv" / "bin" / "curate"), "run", "--config", str(config),
                     "--input", *inputs, "--output", str(out)], check=True, cwd=ROOT)  # fmt: skip
-    manifest = json.loads((out / "manifest.json").read_text())
-    data = pq.read_table(out / "data", columns=["text"]).column("text").to_pylist()
+    manifest = json.loads((published_path(out) / "manifest.json").read_text())
+    data = pq.read_table(published_path(out) / "data", columns=["text"]).column("text").to_pylist()
     text_bytes = sum(len(t.encode()) for t in data)
     ledger_rows = sum(manifest["counts"]["rejected"].values())
     store = _bytes(out / "_stages" / "documents")
@@ -83,8 +84,8 @@ def main() -> None:
             "records": manifest["counts"]["read"],
             "kept": manifest["counts"]["kept"],
         },  # fmt: skip
-        "data_bytes_per_text_byte": round(_bytes(out / "data") / text_bytes, 3),
-        "ledger_row_bytes": round(_bytes(out / "rejected") / ledger_rows, 1),
+        "data_bytes_per_text_byte": round(_bytes(published_path(out) / "data") / text_bytes, 3),
+        "ledger_row_bytes": round(_bytes(published_path(out) / "rejected") / ledger_rows, 1),
         "store_bytes_per_record": round(store / manifest["counts"]["read"], 1),
         "file_bytes_target": target,
         "file_bytes": files,

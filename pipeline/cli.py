@@ -77,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
     rp = sub.add_parser("report", help="rebuild DIR/report.html and report.json from a run")
     rp.add_argument("dir", metavar="DIR")
+    vs = sub.add_parser("versions", help="the versions an output has published, newest last")
+    vs.add_argument("dir", metavar="DIR")
+    vs.add_argument("--current", action="store_true",
+                    help="print only the current version's folder (for scripts)")  # fmt: skip
     d = sub.add_parser("demo", help="the seven-page crawl: run it and print a verdict per page")
     d.add_argument("--config", default=None, help="YAML config (default: conf/default.yaml)")
     d.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
@@ -161,6 +165,7 @@ EXAMPLES = {
     "train-quality": "curate train-quality --good build/quality/good.txt "
     "--bad build/quality/bad.txt --output models/my_nb.json",
     "report": "curate report out/sample",
+    "versions": "curate versions out/sample --current",
     "demo": "curate demo --output out/demo",
     "quality-examples": "curate quality-examples --output build/quality",
     "jvm-archive": "curate jvm-archive --output build/spark-cds.jsa",
@@ -184,8 +189,9 @@ def _demo(args: argparse.Namespace) -> int:
     out = root / "run"
     _preload()
     spark = get_spark(cfg, quiet=not args.verbose)
-    run(cfg, [str(warc)], out, spark, force=True)
-    rows = verdicts(out)
+    manifest = run(cfg, [str(warc)], out, spark, force=True)
+    published = out / "versions" / f"{manifest['version']:012d}"
+    rows = verdicts(published)
     for r in rows:
         if r["verdict"] == "kept":
             how = "kept"
@@ -195,7 +201,29 @@ def _demo(args: argparse.Namespace) -> int:
             how = f"dropped at {r['stage']}: {r['reason']} ({r['detail']})"
         print(f"page {r['page']} {r['url']:<40} {how}")
     kept = sum(r["verdict"] == "kept" for r in rows)
-    print(f"{kept} of {len(rows)} kept; input {warc}; report: {out / 'report.html'}")
+    print(f"{kept} of {len(rows)} kept; input {warc}; report: {published / 'report.html'}")
+    return 0
+
+
+def _versions(args: argparse.Namespace) -> int:
+    from pipeline.outputs import versions
+
+    try:
+        now = versions.current(args.dir)
+    except versions.NoVersion as e:
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
+    if args.current:
+        print(now.dir)
+        return 0
+    for n in versions.committed(args.dir):
+        try:
+            v = versions.read(args.dir, n)
+        except FileNotFoundError:
+            continue  # pruned meanwhile
+        kept = v.record.get("counts", {}).get("kept", "?")
+        mark = "  (current)" if n == now.number else ""
+        print(f"{n:>6}  {v.record.get('committed', '?')}  kept {kept}  {v.dir}{mark}")
     return 0
 
 
@@ -204,9 +232,13 @@ def _tokens(args: argparse.Namespace) -> int:
     from pipeline.engine.models import resolve
     from pipeline.location import Location
     from pipeline.outputs.tokens.shards import TokenShards
+    from pipeline.outputs.versions import NoVersion, published_dir
 
     d = Location.of(args.dir)
-    d = d / "tokens" if (d / "tokens" / "index.json").is_file() else d
+    try:
+        d = published_dir(d) / "tokens"  # an output: its current version's
+    except NoVersion:
+        pass  # a tokens/ folder itself
     if not (d / "index.json").is_file():
         print(f"curate: {args.dir} has no tokens/index.json: not a finished run", file=sys.stderr)
         return 2
@@ -355,7 +387,9 @@ def _run(args: argparse.Namespace) -> int:
         f"read {c['read']} = kept {c['kept']} + rejected {sum(c['rejected'].values())}; "
         f"output in {manifest['output']}"
     )
-    print(f"report: {manifest['output'].rstrip('/')}/report.html (open it in a browser; "
+    where = f"{manifest['output'].rstrip('/')}/versions/{manifest['version']:012d}"
+    print(f"published version {manifest['version']}: {where}")
+    print(f"report: {where}/report.html (open it in a browser; "
           f"`curate report DIR` rebuilds it)")  # fmt: skip
     return 0
 
@@ -399,12 +433,13 @@ def _listen(explorer, args: argparse.Namespace):
 
 
 def _explore(args: argparse.Namespace) -> int:
-    from pipeline.location import Location
     from pipeline.outputs.explore.server import Explorer
+    from pipeline.outputs.versions import NoVersion, published_dir
 
-    if not (Location.of(args.dir) / "manifest.json").is_file():
-        print(f"curate: {args.dir} has no manifest.json: not a finished run (curate serve "
-              "shows an output while it grows)", file=sys.stderr)  # fmt: skip
+    try:
+        published_dir(args.dir)
+    except NoVersion as e:
+        print(f"curate: {e} (curate serve shows an output while it grows)", file=sys.stderr)
         return 2
     try:
         server = _listen(Explorer(args.dir), args)
@@ -534,15 +569,19 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"wrote {n} records to {args.output}")
         return 0
     if args.command == "report":
-        from pipeline.location import Location
         from pipeline.outputs.report import write_report
+        from pipeline.outputs.versions import NoVersion, published_dir
 
-        if not (Location.of(args.dir) / "manifest.json").is_file():
-            print(f"curate: {args.dir} has no manifest.json: not a finished run", file=sys.stderr)
+        try:
+            published_dir(args.dir)
+        except NoVersion as e:
+            print(f"curate: {e}", file=sys.stderr)
             return 2
         _, page = write_report(args.dir)
         print(f"report: {page}")
         return 0
+    if args.command == "versions":
+        return _versions(args)
     if args.command == "demo":
         return _demo(args)
     if args.command == "train-quality":

@@ -621,6 +621,9 @@ class OutputConf(_Section):
     # A store with no atomic create through pyarrow.fs (gs://, hdfs://, abfs://) cannot be
     # locked: a run there is refused unless this says only one run ever writes the output.
     single_writer: bool = False
+    # Published versions kept (DIR/versions/; outputs/versions.py): the current one and the
+    # one before it at least, which a reader who opened it just before the switch still reads.
+    keep_versions: int = Field(2, ge=2)
     # A console line on the running pass or corpus step (done, rate, ETA) this often.
     progress_seconds: float = Field(10.0, gt=0)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,10 +186,20 @@ class Location:
         return self.read_bytes().decode("utf-8")
 
     def write_bytes(self, data: bytes) -> None:
-        """One whole write (one PUT on an object store: readers see all of it or nothing)."""
+        """One whole write: readers see all of it or the file as it was (one PUT on an object
+        store; on a local disk a temporary file beside it, then a rename over it)."""
         filesystem, path = self.fs()
         if self.is_local:
             self.parent.mkdir()
+            tmp = f"{self.uri}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, self.uri)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+            return
         with filesystem.open_output_stream(path) as fh:
             fh.write(data)
 
@@ -226,6 +237,19 @@ class Location:
                 rel = info.path[len(path.rstrip("/")) + 1 :] if path != "/" else info.path[1:]
                 out.append((Location(f"{base}/{rel}"), int(info.size or 0)))
         return sorted(out, key=lambda f: f[0].uri)
+
+    def stamps(self) -> dict[str, tuple[int, int | None]]:
+        """(bytes, mtime in ns) of each file directly under this folder, by name: one listing
+        (an S3 LIST returns both for 1,000 keys a request); none if the folder is absent."""
+        from pyarrow import fs as pafs
+
+        filesystem, path = self.fs()
+        try:
+            infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=False))
+        except FileNotFoundError:
+            return {}
+        return {i.base_name: (int(i.size or 0), i.mtime_ns) for i in infos
+                if i.type == pafs.FileType.File}  # fmt: skip
 
     def names(self) -> list[str]:
         """The names directly under this folder (files and folders; none if it is absent):

@@ -51,6 +51,26 @@ def s3():
         srv.stop()
 
 
+@pytest.fixture
+def s3_here(s3, monkeypatch):
+    """This process reaching the moto server through pipeline.location (pyarrow.fs, boto3):
+    its AWS_* variables set, the cached clients of any other endpoint dropped. Yields the
+    boto3 client."""
+    from pipeline import location
+
+    client, env, _ = s3
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+
+    def drop() -> None:
+        for key in [k for k in location._fs_cache if k[0] in ("s3", "boto3-s3")]:
+            location._fs_cache.pop(key)
+
+    drop()
+    yield client
+    drop()
+
+
 def _download(client, bucket: str, prefix: str, dest: Path) -> list[str]:
     """Every object under `prefix` copied to `dest` (same relative names); their names."""
     names = []
@@ -67,6 +87,10 @@ def _download(client, bucket: str, prefix: str, dest: Path) -> list[str]:
 
 
 def _same_files(a: Path, b: Path, sub: str) -> None:
+    """`sub` of two outputs' current versions, file by file, byte for byte."""
+    from run_outputs import published
+
+    a, b = published(a), published(b)
     names = sorted(p.relative_to(a / sub) for p in (a / sub).rglob("*") if p.is_file())
     assert names, sub
     assert names == sorted(p.relative_to(b / sub) for p in (b / sub).rglob("*") if p.is_file())

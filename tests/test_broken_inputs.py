@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 
 from pipeline.config import SourceRule
 from pipeline.document.extract import process_record
@@ -111,8 +112,8 @@ def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
     manifest = run(bcfg, [c.path for c in cases], out, spark)
     c = manifest["counts"]
     assert c["read"] == c["kept"] + sum(c["rejected"].values())
-    ledger = pq.read_table(out / "rejected").to_pylist()
-    data = pq.read_table(out / "data").to_pylist()
+    ledger = pq.read_table(published(out) / "rejected").to_pylist()
+    data = pq.read_table(published(out) / "data").to_pylist()
     assert c["kept"] == len(data) and sum(c["rejected"].values()) == len(ledger)
     reasons: dict[str, set[str]] = defaultdict(set)
     for r in ledger:
@@ -143,9 +144,10 @@ def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
 
 # Every name a run writes: fixed names, Spark part files, numbered shards, language folders.
 _OUTPUT_NAME = re.compile(
-    r"(manifest\.json|README\.md|report\.(html|json)|budget\.json|\.curate\.lock(/\d{12}\.json)?"
-    r"|quality_percentiles\.json"
-    r"|(data|rejected|shards|tokens|_stages(/[a-z_]+)?(/chunk-\d{5})?)"
+    r"(README\.md|\.curate\.lock(/\d{12}\.json)?|quality_percentiles\.json"
+    r"|_versions(/\d{12}\.json)?|versions(/\d{12})?"
+    r"|(versions/\d{12}/)?(manifest\.json|report\.(html|json)|budget\.json)"
+    r"|((versions/\d{12}/)?(data|rejected|shards|tokens)|_stages(/[a-z_]+)?(/chunk-\d{5})?)"
     r"(/(lang=[A-Za-z_]+|dgrp=\d+))?"
     r"(/(_SUCCESS|\._SUCCESS\.crc|_STAGE\.json|_CHUNKING\.json|index\.json|run\.json"
     r"|shard-\d+\.(parquet|bin|idx)"

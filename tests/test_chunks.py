@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from run_outputs import published
 
 from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 from pipeline.run.chunks import cut_chunks
@@ -66,11 +67,12 @@ def _run(spark, cfg, inputs, out: Path) -> dict:
 
 
 def _content(out: Path) -> dict:
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((published(out) / "manifest.json").read_text())
     return {
-        "data": sorted(pq.read_table(out / "data").to_pylist(), key=lambda d: d["id"]),
+        "data": sorted(pq.read_table(published(out) / "data").to_pylist(), key=lambda d: d["id"]),
         "ledger": sorted(
-            pq.read_table(out / "rejected").to_pylist(), key=lambda r: (r["doc_id"], r["stage"])
+            pq.read_table(published(out) / "rejected").to_pylist(),
+            key=lambda r: (r["doc_id"], r["stage"]),
         ),  # fmt: skip
         "counts": manifest["counts"],
         "tokens": manifest["tokens"],
@@ -145,11 +147,11 @@ def test_killed_at_a_chunk_boundary_and_mid_chunk_resumes(ccfg, corpus, fresh, t
     proc, log = _curate(config, corpus, out)
     _kill_when(proc, lambda: "chunk-00001 reused" in log.read_text(errors="replace")
                and (docs / "chunk-00002" / "_temporary").is_dir())  # fmt: skip
-    assert not (out / "manifest.json").exists()
+    assert not (out / "_versions").exists()  # nothing published
     assert not (docs / "chunk-00002" / "_STAGE.json").exists()
     proc, _ = _curate(config, corpus, out)
     assert proc.wait(timeout=600) == 0
-    m = json.loads((out / "manifest.json").read_text())
+    m = json.loads((published(out) / "manifest.json").read_text())
     assert [c["status"] for c in m["chunks"]] == ["reused", "reused", "ran", "ran"]
     assert _content(out) == _content(fresh)
 

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 
 from pipeline.config import ClassifierConf, QualityGroup
 from pipeline.document.quality.buckets import bucket, ensemble, percentiles
@@ -262,7 +263,7 @@ def test_registry_on_spark_scores_buckets_and_weights_the_mixture(spark, cfg, sa
     out = tmp_path / "run"
     m = run(c, [str(sample_warc)], out, spark)
     assert [x["name"] for x in m["quality_model"]["classifiers"]] == ["dclm", "edu", "edu_onnx"]
-    data = pq.read_table(out / "data").to_pylist()
+    data = pq.read_table(published(out) / "data").to_pylist()
     english = [d for d in data if d["lang"] == "en"]
     assert english
     ft = fasttext.load_model(str(models["dclm"]))
@@ -282,11 +283,11 @@ def test_registry_on_spark_scores_buckets_and_weights_the_mixture(spark, cfg, sa
         want = max(int(np.digitize(md[f"{n}_score" if n != "dclm" else "quality_score"],
                                    cuts[n])) for n in ("dclm", "edu", "edu_onnx"))  # fmt: skip
         assert md["quality_bucket"] == want
-    budget = json.loads((out / "budget.json").read_text())
+    budget = json.loads((published(out) / "budget.json").read_text())
     groups = budget["quality_groups"]["groups"]
     top = sum(1 for d in english if d["metadata"]["quality_bucket"] == 3)
     assert groups.get("top", {"docs_before": 0})["docs_before"] == top
-    files = sorted((out / "shards").glob("*.parquet"))
+    files = sorted((published(out) / "shards").glob("*.parquet"))
     shards = pa.concat_tables([pq.read_table(p) for p in files])
     copies = {}
     for i in shards.column("id").to_pylist():

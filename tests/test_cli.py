@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from run_outputs import published
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,7 +86,7 @@ def test_spark_submit_runs_the_same_job(sample_warc, tmp_path):
         timeout=300,
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    manifest = json.loads((published(tmp_path / "out") / "manifest.json").read_text())
     assert manifest["spark"]["master"] == "local[2]"
     assert manifest["counts"]["read"] == 25 and manifest["counts"]["kept"] == 2
 
@@ -180,7 +181,9 @@ def test_ctrl_c_is_one_line_with_the_resume_command(sample_warc, tmp_path):
     r = subprocess.run([sys.executable, "-m", "pipeline.cli", *cmd[1:]], cwd=ROOT,
                        capture_output=True, text=True)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    statuses = [c["status"] for c in json.loads((out / "manifest.json").read_text())["chunks"]]
+    statuses = [
+        c["status"] for c in json.loads((published(out) / "manifest.json").read_text())["chunks"]
+    ]
     assert statuses.count("reused") >= chunks and len(statuses) == 6
 
 
@@ -199,7 +202,7 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
     shutil.copy(sample_warc, a)
     shutil.copy(sample_warc, b)
     out = tmp_path / "out"
-    (out / "data").mkdir(parents=True)
+    (out / "data").mkdir(parents=True)  # an earlier run's output
     run_record.write(Location.of(out), [str(a)], cfg, "conf/default.yaml")
     run_record.check(out, [str(a)], cfg, None)  # a resume
     run_record.check(out, [str(a), str(b)], cfg, None)  # added inputs, after the old ones

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 
 from pipeline.engine.cluster import cluster_down, cluster_up
 
@@ -34,13 +35,13 @@ def cluster(tmp_path_factory):
 def _outputs(out: Path):
     data = sorted(
         (d["id"], d["text"], d["url"], d["source"], d["lang"])
-        for d in pq.read_table(out / "data").to_pylist()
+        for d in pq.read_table(published(out) / "data").to_pylist()
     )
     ledger = sorted(
         (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")
-        for r in pq.read_table(out / "rejected").to_pylist()
+        for r in pq.read_table(published(out) / "rejected").to_pylist()
     )
-    return data, ledger, json.loads((out / "manifest.json").read_text())["counts"]
+    return data, ledger, json.loads((published(out) / "manifest.json").read_text())["counts"]
 
 
 def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample_warc, tmp_path):
@@ -56,7 +57,7 @@ def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     quiet = "\n".join(line for line in proc.stderr.splitlines() if " INFO " not in line)
     assert proc.returncode == 0, proc.stdout[-3000:] + "\n----\n" + quiet[-6000:]
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((published(out) / "manifest.json").read_text())
     assert manifest["spark"]["master"] == cluster["master"]
     assert manifest["spark"]["shuffle_partitions"] == "7"
     assert _outputs(out) == _outputs(local)

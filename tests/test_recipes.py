@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from run_outputs import published
 
 from pipeline.config import load_config
 from pipeline.document.langid import language_verdict, load_fasttext, predict_languages
@@ -286,8 +287,8 @@ def test_the_preset_on_spark_with_a_glotlid_format_model(
     c = fw2.model_copy(deep=True)
     c.langid.model = str(glotlid_model)
     run(c, [str(warc)], tmp_path, spark)
-    data = pq.read_table(tmp_path / "data").to_pylist()
-    ledger = pq.read_table(tmp_path / "rejected").to_pylist()
+    data = pq.read_table(published(tmp_path) / "data").to_pylist()
+    ledger = pq.read_table(published(tmp_path) / "rejected").to_pylist()
     with warc.open("rb") as fh:  # warcio's count, independent of the pipeline's reader
         records = sum(1 for _ in ArchiveIterator(fh))
     assert len(data) + len(ledger) == records

@@ -8,6 +8,7 @@ import re
 
 import pyarrow.parquet as pq
 import pytest
+from run_outputs import published
 
 from pipeline.config import Config, ConfigError, RegexFilterConf, load_config
 from pipeline.document.text.regex_filter import checker
@@ -44,7 +45,7 @@ def test_a_run_drops_exactly_the_documents_whose_text_matches(spark, cfg, sample
     from pipeline.run.orchestrate import run
 
     base = run(cfg, [str(sample_warc)], tmp_path / "base", spark)
-    kept = pq.read_table(tmp_path / "base" / "data").to_pylist()
+    kept = pq.read_table(published(tmp_path / "base") / "data").to_pylist()
     # a word of one kept page that not every kept page has
     words = {w for d in kept for w in re.findall(r"[A-Za-z]{6,}", d["text"])}
 
@@ -58,10 +59,10 @@ def test_a_run_drops_exactly_the_documents_whose_text_matches(spark, cfg, sample
     m = run(c, [str(sample_warc)], tmp_path / "out", spark)
 
     matching = {d["url"] for d in kept if re.search(pattern, d["text"])}
-    now_kept = pq.read_table(tmp_path / "out" / "data").to_pylist()
+    now_kept = pq.read_table(published(tmp_path / "out") / "data").to_pylist()
     assert not any(re.search(pattern, d["text"]) for d in now_kept)
     assert {d["url"] for d in kept} - matching <= {d["url"] for d in now_kept}
-    ledger = [r for r in pq.read_table(tmp_path / "out" / "rejected").to_pylist()
+    ledger = [r for r in pq.read_table(published(tmp_path / "out") / "rejected").to_pylist()
               if r["stage"] == "regex"]  # fmt: skip
     assert matching <= {r["url"] for r in ledger}
     assert {r["reason"] for r in ledger} == {"word"}

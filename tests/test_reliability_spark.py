@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from run_outputs import published
 
 from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
@@ -69,9 +70,9 @@ def reference(spark, base_cfg, corpus, tmp_path_factory) -> Path:
 
 def _content(out: Path) -> dict:
     """Everything a run publishes, in an order that does not depend on partitioning."""
-    manifest = json.loads((out / "manifest.json").read_text())
-    data = pq.read_table(out / "data").to_pylist()
-    ledger = pq.read_table(out / "rejected").to_pylist()
+    manifest = json.loads((published(out) / "manifest.json").read_text())
+    data = pq.read_table(published(out) / "data").to_pylist()
+    ledger = pq.read_table(published(out) / "rejected").to_pylist()
     return {
         "data": sorted(data, key=lambda d: d["id"]),
         "ledger": sorted(ledger, key=lambda r: (r["doc_id"], r["stage"])),
@@ -102,6 +103,7 @@ def _shard_bytes(out: Path) -> dict[str, object]:
     """Every shard file, keyed by a name without Spark's per-write UUID: byte for byte, but
     for the order of one footer list in Spark's files (see _spark_parquet)."""
     files: dict[str, object] = {}
+    out = published(out)
     for p in sorted((out / "data").rglob("part-*.parquet")):
         part = p.name.split("-")[1]
         files[f"{p.parent.relative_to(out)}/part-{part}"] = _spark_parquet(p)
@@ -155,12 +157,12 @@ def test_killed_driver_resumes_from_completed_stages(base_cfg, corpus, reference
     assert marker.exists(), "the documents pass never completed"
     os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and its Python workers
     proc.wait()
-    assert not (out / "manifest.json").exists()
+    assert not (out / "_versions").exists()  # nothing published
 
     again = _curate(config, corpus, out)
     assert again.wait(timeout=600) == 0
-    stages = {s["name"]: s["status"] for s in json.loads((out / "manifest.json").read_text())
-              ["stages"]}  # fmt: skip
+    manifest = json.loads((published(out) / "manifest.json").read_text())
+    stages = {s["name"]: s["status"] for s in manifest["stages"]}
     assert stages["extract"] == stages["langid"] == stages["rules"] == "reused", stages
     assert _content(out) == _content(reference)
     assert _shard_bytes(out) == _shard_bytes(reference)

@@ -7,6 +7,7 @@ import re
 import subprocess
 
 import pytest
+from run_outputs import published
 
 pytestmark = pytest.mark.spark
 
@@ -16,7 +17,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 def test_demo_verdicts(demo_run):
     from pipeline.examples.demo import verdicts
 
-    v = {r["page"]: r for r in verdicts(demo_run)}
+    v = {r["page"]: r for r in verdicts(published(demo_run))}
     assert [n for n, r in sorted(v.items()) if r["verdict"] == "kept"] == [1, 7]
     assert (v[2]["stage"], v[2]["reason"]) == ("lang", "not_kept")
     assert v[2]["detail"].startswith("fr ")
@@ -35,7 +36,7 @@ def test_demo_verdicts(demo_run):
 
 def test_report_in_headless_chromium(demo_run, chromium, tmp_path):
     browser = chromium
-    page = demo_run / "report.html"
+    page = published(demo_run) / "report.html"
     html = page.read_text(encoding="utf-8")
     assert "<script" not in html and "<link" not in html and " src=" not in html  # self-contained
     dom = subprocess.run(
@@ -45,7 +46,7 @@ def test_report_in_headless_chromium(demo_run, chromium, tmp_path):
     )  # fmt: skip
     console = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
     assert console == [], console
-    manifest = json.loads((demo_run / "manifest.json").read_text())
+    manifest = json.loads((published(demo_run) / "manifest.json").read_text())
     counts = dict(re.findall(r'data-stage="(\w+)">(\d+)<', dom.stdout))
     rows = {s["name"]: s["rows"] for s in manifest["stages"]}
     assert int(counts["extract"]) == manifest["counts"]["read"] == rows["extract"]
@@ -65,12 +66,12 @@ def test_report_in_headless_chromium(demo_run, chromium, tmp_path):
 def test_report_rebuilt_from_a_finished_run(demo_run):
     from pipeline.cli import main
 
-    before = json.loads((demo_run / "report.json").read_text())
-    (demo_run / "report.json").unlink()
-    (demo_run / "report.html").unlink()
+    before = json.loads((published(demo_run) / "report.json").read_text())
+    (published(demo_run) / "report.json").unlink()
+    (published(demo_run) / "report.html").unlink()
     assert main(["report", str(demo_run)]) == 0
-    assert json.loads((demo_run / "report.json").read_text()) == before
-    assert (demo_run / "report.html").is_file()
+    assert json.loads((published(demo_run) / "report.json").read_text()) == before
+    assert (published(demo_run) / "report.html").is_file()
     data = before
     assert data["budget"]["total_tokens"] > 0 and data["quality"]["documents_scored"] == 4
     assert data["quality"]["model"]["toy"] and data["quality"]["model"]["documents"] < 1000
@@ -96,18 +97,18 @@ def test_report_rebuilt_from_a_finished_run(demo_run):
 def test_examples_name_every_reason_and_come_from_the_ledger(demo_run):
     import pyarrow.parquet as pq
 
-    data = json.loads((demo_run / "report.json").read_text())
-    manifest = json.loads((demo_run / "manifest.json").read_text())
+    data = json.loads((published(demo_run) / "report.json").read_text())
+    manifest = json.loads((published(demo_run) / "manifest.json").read_text())
     ledger = {r["doc_id"]: f"{r['stage']}:{r['reason']}"
-              for r in pq.read_table(demo_run / "rejected").to_pylist()}  # fmt: skip
+              for r in pq.read_table(published(demo_run) / "rejected").to_pylist()}  # fmt: skip
     shown = data["examples"]["rejected"]
     assert sorted(shown) == sorted(manifest["counts"]["rejected"])
     for reason, items in shown.items():
         assert 1 <= len(items) <= min(3, manifest["counts"]["rejected"][reason])
         assert all(ledger[e["id"]] == reason for e in items)
-    kept = pq.read_table(demo_run / "data", columns=["id"]).column(0).to_pylist()
+    kept = pq.read_table(published(demo_run) / "data", columns=["id"]).column(0).to_pylist()
     assert sorted(e["id"] for v in data["examples"]["kept"].values() for e in v) == sorted(kept)
-    html = (demo_run / "report.html").read_text(encoding="utf-8")
+    html = (published(demo_run) / "report.html").read_text(encoding="utf-8")
     assert "Examples of what was dropped" in html and "toy model" in html
 
 

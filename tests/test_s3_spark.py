@@ -24,7 +24,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from run_outputs import run_outputs
+from run_outputs import published, run_outputs
 from s3_server import BUCKET, OUT_BUCKET, _download, _same_files
 
 pytestmark = pytest.mark.spark
@@ -39,7 +39,7 @@ def _curate(env: dict, listing: str, out: Path) -> dict:
         cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout[-2000:] + "\n----\n" + r.stderr[-4000:]
-    return json.loads((out / "manifest.json").read_text())
+    return json.loads((published(out) / "manifest.json").read_text())
 
 
 def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
@@ -67,7 +67,7 @@ def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
     m = _curate(env, f"s3://{BUCKET}/{PREFIX}/warc.paths.gz", out)
     assert m["inputs"] == [f"s3://{BUCKET}/{k}" for k in keys]
     assert run_outputs(out) == run_outputs(local)
-    assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]
+    assert m["counts"] == json.loads((published(local) / "manifest.json").read_text())["counts"]
     # per split of a file (2 tasks per core, shared by a chunk's files: an object's size is
     # not known, so each counts as a Common Crawl file and has a chunk of its own, 4 splits):
     # two small probes (gzip magic, boundary: 256 KiB each) and one or two stream reads of
@@ -122,14 +122,14 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spar
     assert proc.poll() is None, (tmp_path / "killed.log").read_text(errors="replace")[-3000:]
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert not committed("runs/r1/manifest.json")
+    assert not committed("runs/r1/_versions/")  # nothing published
     assert committed("runs/r1/.curate.lock/")  # the killed run's lease is still in the bucket
 
     proc = _popen(env, config, [uris["a"], uris["b"]], out, tmp_path / "resumed.log")
     _finish(proc, tmp_path / "resumed.log")
     got = tmp_path / "from-s3"
     names = _download(client, OUT_BUCKET, "runs/r1/", got)
-    m = json.loads((got / "manifest.json").read_text())
+    m = json.loads((published(got) / "manifest.json").read_text())
     assert [ch["status"] for ch in m["chunks"]] == ["reused", "ran"]
     locks = [n for n in names if n.startswith(".curate.lock/")]  # taken over, then released:
     assert len(locks) == 1  # the newest generation stays, marked released (never reused)
@@ -139,19 +139,25 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spar
     local = tmp_path / "local"
     run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
     assert run_outputs(got) == run_outputs(local)
-    assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]
+    assert m["counts"] == json.loads((published(local) / "manifest.json").read_text())["counts"]
     for sub in ("tokens", "shards"):
         if sub == "shards":  # Parquet writers differ in metadata: compare rows
             import pyarrow.parquet as pq
 
-            assert pq.read_table(got / sub).to_pylist() == pq.read_table(local / sub).to_pylist()
+            assert (pq.read_table(published(got) / sub).to_pylist()
+                    == pq.read_table(published(local) / sub).to_pylist())  # fmt: skip
         else:
             _same_files(got, local, sub)
-    assert (got / "budget.json").read_text() == (local / "budget.json").read_text()
+    assert (published(got) / "budget.json").read_text() == (
+        published(local) / "budget.json"
+    ).read_text()
     # every Parquet file data/ and rejected/ hold is one the manifest lists, and vice versa
+    version = f"versions/{m['version']:012d}/"
+    assert sorted({n.split("/")[1] for n in names if n.startswith("versions/")}) == [version[9:-1]]
     for sub in ("data", "rejected"):
         listed = sorted(f["file"] for f in m["files"][sub])
-        assert listed == sorted(n[len(sub) + 1 :] for n in names if n.startswith(sub + "/"))
+        assert listed == sorted(n[len(version + sub) + 1 :] for n in names
+                                if n.startswith(version + sub + "/"))  # fmt: skip
         assert sum(f["rows"] for f in m["files"][sub]) == (
             m["counts"]["kept"] if sub == "data" else sum(m["counts"]["rejected"].values())
         )
@@ -160,7 +166,7 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spar
                        env={**os.environ, **env}, capture_output=True, text=True,
                        timeout=120)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert committed("runs/r1/report.html")
+    assert committed(f"runs/r1/{version}report.html")
     # the token shards read where they are (ranged reads), as a local run's are memory-mapped
     shown = [subprocess.run([str(Path(sys.executable).parent / "curate"), "tokens", where,
                              "--show", "3"], cwd=ROOT, env={**os.environ, **env},
@@ -204,16 +210,16 @@ def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):
     _finish(proc, tmp_path / "tuned.log")
     got = tmp_path / "tuned"
     _download(client, OUT_BUCKET, "runs/r1/", got)
-    m = json.loads((got / "manifest.json").read_text())
+    m = json.loads((published(got) / "manifest.json").read_text())
     assert [ch["status"] for ch in m["chunks"]] == ["retuned", "retuned", "ran"]
-    ledger = pq.read_table(got / "rejected").to_pylist()
+    ledger = pq.read_table(published(got) / "rejected").to_pylist()
     # the new rule reached the old chunks' documents, read from their stored text
     old = {uris["a"], uris["b"]}
     assert any(r["warc_file"] in old and "< 120" in (r["detail"] or "") for r in ledger)
     assert any(r["warc_file"] == uris["c"] for r in ledger)
     assert len(ledger) == sum(m["counts"]["rejected"].values())
     assert m["counts"]["read"] == m["counts"]["kept"] + len(ledger)
-    assert pq.read_table(got / "data").num_rows == m["counts"]["kept"]
+    assert pq.read_table(published(got) / "data").num_rows == m["counts"]["kept"]
     # a retune commits by its marker: each chunk folder holds only the files it lists
     for ch in ("chunk-00000", "chunk-00001", "chunk-00002"):
         folder = got / "_stages" / "documents" / ch
@@ -282,12 +288,12 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     assert proc.returncode == 0, proc.stdout[-3000:] + "\n----\n" + quiet[-6000:]
     got = tmp_path / "from-cluster"
     _download(client, OUT_BUCKET, "runs/cluster/", got)
-    m = json.loads((got / "manifest.json").read_text())
+    m = json.loads((published(got) / "manifest.json").read_text())
     assert m["spark"]["master"] == private_cluster["master"]
     local = tmp_path / "local"
     run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
     assert run_outputs(got) == run_outputs(local)
-    assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]
+    assert m["counts"] == json.loads((published(local) / "manifest.json").read_text())["counts"]
 
 
 def test_a_store_folder_expands_to_its_archives(s3, s3_inputs, monkeypatch):

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from run_outputs import published
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +78,7 @@ def test_files_dropped_in_are_curated_and_a_kill_loses_nothing(sample_warc, tmp_
     try:
         drop("c.warc.gz")
         second.wait_read(3 * per_file)
-        chunks = json.loads((out / "manifest.json").read_text())["chunks"]
+        chunks = json.loads((published(out) / "manifest.json").read_text())["chunks"]
         assert [c["status"] for c in chunks] == ["reused", "reused", "ran"]
         with urllib.request.urlopen(second.url + "/api/documents?size=1", timeout=10) as r:
             assert json.loads(r.read())["total"] == 3 * per_file
@@ -93,7 +94,7 @@ def test_files_dropped_in_are_curated_and_a_kill_loses_nothing(sample_warc, tmp_
         assert second.proc.wait(timeout=120) == 0
         stopped = [line for line in second.err if "curate serve: stopped; " in line]
         assert stopped and int(stopped[0].split("stopped; ")[1].split(" chunk")[0]) in (4, 5)
-        assert len(json.loads((out / "manifest.json").read_text())["inputs"]) == 3
+        assert len(json.loads((published(out) / "manifest.json").read_text())["inputs"]) == 3
     finally:
         if second.proc.poll() is None:
             os.killpg(second.proc.pid, signal.SIGKILL)

@@ -119,5 +119,5 @@ def test_a_model_not_shipped_to_the_executor_fails_the_run_and_commits_nothing(
     out = tmp_path / "out"
     with pytest.raises(Exception, match="never-shipped-tok.json is not on this executor"):
         run(c, [str(sample_warc)], out, spark)
-    assert not (out / "manifest.json").exists()
+    assert not (out / "_versions").exists()  # no version published
     assert not (out / "_stages" / "kept" / "_STAGE.json").exists()

@@ -155,4 +155,4 @@ def test_a_host_refusing_connections_fails_the_run_naming_the_url(spark, cfg, tm
     with pytest.raises(Exception, match="TransportError") as e:
         run(c, [url], tmp_path / "out", spark)
     assert url in str(e.value)
-    assert not (tmp_path / "out" / "rejected").exists()  # no verdict was written
+    assert not (tmp_path / "out" / "_versions").exists()  # no verdict was published

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import run_outputs
+from run_outputs import published, run_outputs
 from s3_server import OUT_BUCKET, _download, _same_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.versions]
@@ -76,14 +76,14 @@ def versions_local(s3_inputs, tmp_path_factory):
 
 def test_the_same_output_on_spark_35_and_4(versions_local):
     a, b = versions_local["4"], versions_local["3.5"]
-    m4, m35 = (json.loads((d / "manifest.json").read_text()) for d in (a, b))
+    m4, m35 = (json.loads((published(d) / "manifest.json").read_text()) for d in (a, b))
     assert m4["spark"]["version"].startswith("4.") and m35["spark"]["version"].startswith("3.5.")
     assert m4["counts"] == m35["counts"]
     assert run_outputs(a) == run_outputs(b)  # kept ids and texts; the ledger row by row
     for sub in ("shards", "tokens"):  # byte for byte
         _same_files(a, b, sub)
-    assert json.loads((a / "budget.json").read_text()) == json.loads(
-        (b / "budget.json").read_text()
+    assert json.loads((published(a) / "budget.json").read_text()) == json.loads(
+        (published(b) / "budget.json").read_text()
     )
 
 
@@ -179,14 +179,19 @@ def test_spark_submit_with_the_packed_env_on_bare_nodes_equals_a_local_run(
     assert proc.returncode == 0, proc.stdout[-3000:] + "\n----\n" + quiet[-6000:]
     got = tmp_path / "from-cluster"
     _download(client, OUT_BUCKET, f"runs/bare-{bare_cluster['version']}/", got)
-    m = json.loads((got / "manifest.json").read_text())
+    m = json.loads((published(got) / "manifest.json").read_text())
     assert m["spark"]["master"] == bare_cluster["master"]
     assert m["spark"]["version"].startswith("3.5." if bare_cluster["version"] == "3.5" else "4.")
     local = tmp_path / "local"
     inputs = [str(local_dir / f"{n}.warc.gz") for n in ("a", "b", "c")]
     run(c, inputs, local, spark)
     assert run_outputs(got) == run_outputs(local)
-    assert m["counts"] == json.loads((local / "manifest.json").read_text())["counts"]
+    assert m["counts"] == json.loads((published(local) / "manifest.json").read_text())["counts"]
     _same_files(got, local, "tokens")
-    assert pq.read_table(got / "shards").to_pylist() == pq.read_table(local / "shards").to_pylist()
-    assert (got / "budget.json").read_text() == (local / "budget.json").read_text()
+    assert (
+        pq.read_table(published(got) / "shards").to_pylist()
+        == pq.read_table(published(local) / "shards").to_pylist()
+    )
+    assert (published(got) / "budget.json").read_text() == (
+        published(local) / "budget.json"
+    ).read_text()

@@ -88,7 +88,8 @@ def write_demo_warc(path: str | Path) -> Path:
 
 
 def verdicts(out_dir: str | Path) -> list[dict]:
-    """Per page, in page order: kept, or the stage, reason and detail that dropped it."""
+    """Per page, in page order: kept, or the stage, reason and detail that dropped it
+    (`out_dir`: the published version's folder, DIR/versions/N)."""
     import pyarrow.parquet as pq
 
     out = Path(out_dir)

@@ -1,4 +1,5 @@
-"""DIR/README.md: a Hugging Face dataset card, so the output folder opens as a dataset.
+"""DIR/README.md: a Hugging Face dataset card, so the output folder opens as a dataset: the
+current version's (outputs/versions.py), rewritten in one write after each commit.
 
 Without it `datasets.load_dataset(DIR)` takes every Parquet file under DIR, the run's own
 stage files (_stages/) among them, and fails on their differing columns. The card's YAML
@@ -14,11 +15,14 @@ import yaml
 CARD = "README.md"
 
 
-def card_text(manifest: dict) -> str:
+def card_text(manifest: dict, version: str = ".") -> str:
+    """The card of the version published in `version` (relative to DIR: versions/N)."""
+    v = version.strip("/")
     configs = [
-        {"config_name": "default", "data_files": [{"split": "train", "path": "data/**/*.parquet"}]},
+        {"config_name": "default",
+         "data_files": [{"split": "train", "path": f"{v}/data/**/*.parquet"}]},
         {"config_name": "rejected",
-         "data_files": [{"split": "train", "path": "rejected/**/*.parquet"}]},
+         "data_files": [{"split": "train", "path": f"{v}/rejected/**/*.parquet"}]},
     ]  # fmt: skip
     header = yaml.safe_dump({"configs": configs, "pretty_name": _name(manifest)}, sort_keys=False)
     c = manifest["counts"]
@@ -31,13 +35,14 @@ def card_text(manifest: dict) -> str:
         f"# {_name(manifest)}",
         "",
         f"Curated by curate-pipeline {version} from {len(manifest['inputs'])} input(s), "
-        f"finished {manifest['finished']} (config hash `{manifest['config_hash']}`).",
+        f"finished {manifest['finished']} (config hash `{manifest['config_hash']}`): version "
+        f"{manifest.get('version', '')}, in `{v}/`.",
         "",
-        f"- read {c['read']:,} records; kept {c['kept']:,} documents (`data/`, the `default` "
-        f"configuration); rejected {rejected:,} (`rejected/`, the `rejected` configuration: "
-        "stage, reason and detail per record)",
+        f"- read {c['read']:,} records; kept {c['kept']:,} documents (`{v}/data/`, the "
+        f"`default` configuration); rejected {rejected:,} (`{v}/rejected/`, the `rejected` "
+        "configuration: stage, reason and detail per record)",
         f"- tokens: {manifest.get('tokens', {}).get('total', 0):,} "
-        "(token shards in `tokens/`, mixture shards in `shards/`)",
+        f"(token shards in `{v}/tokens/`, mixture shards in `{v}/shards/`)",
     ]
     if reasons:
         lines.append("- most frequent reasons: " + ", ".join(f"{k} {n:,}" for k, n in reasons))
@@ -50,9 +55,10 @@ def card_text(manifest: dict) -> str:
     lines += [
         "",
         'Read it with `datasets.load_dataset("<this folder>")` (`, "rejected"` for the '
-        'ledger), `pyarrow.parquet.read_table("data")`, DuckDB '
-        "(`read_parquet('data/**/*.parquet')`), pandas or Polars. `report.html` shows the run; "
-        "`manifest.json` holds its inputs, config, versions and counts.",
+        f'ledger), `pyarrow.parquet.read_table("{v}/data")`, DuckDB '
+        f"(`read_parquet('{v}/data/**/*.parquet')`), pandas or Polars. `{v}/report.html` shows "
+        f"the run; `{v}/manifest.json` holds its inputs, config, versions and counts. A newer "
+        "run publishes a new version beside this one and rewrites this card last.",
         "",
     ]
     return "\n".join(lines)

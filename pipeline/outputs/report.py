@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 
 from pipeline.location import Location
+from pipeline.outputs.versions import published_dir
 
 # Runs written before the manifest named each stage's `passed` label (the registry's
 # `Stage.passed` now): the labels they had then.
@@ -33,7 +34,8 @@ EARLIER_LABELS = {
 
 
 def report_data(out: str | Path | Location) -> dict:
-    out = Location.of(out)
+    """From an output's current version (or the version folder given)."""
+    out = published_dir(out)
     manifest = json.loads((out / "manifest.json").read_text())
     budget_path = out / "budget.json"
     budget = json.loads(budget_path.read_text()) if budget_path.is_file() else None
@@ -313,7 +315,7 @@ def preload() -> None:
 
 
 def write_report(out_dir: str | Path | Location) -> tuple[Location, Location]:
-    out = Location.of(out_dir)
+    out = published_dir(out_dir)
     data = report_data(out)
     (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
     (out / "report.html").write_text(render_html(data))

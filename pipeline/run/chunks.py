@@ -5,7 +5,7 @@ The inputs are cut into chunks in crawl order (`chunks.files`, `chunks.bytes`, b
 documents pass (read, extract, every per-document step) is one Spark job writing
 `_stages/documents/chunk-NNNNN/`, committed by its marker `_STAGE.json`, which names two
 fingerprints:
-- extraction: the chunk's files (their place in the crawl, and size and mtime where local),
+- extraction: the chunk's files (their place in the crawl, size and mtime, local or in a store),
   the `input`/`read`/`extract` settings that change rows, and the code that reads and extracts;
 - steps: each per-document step's settings and model, and the package's code.
 
@@ -45,6 +45,7 @@ from pipeline.engine.models import digest
 from pipeline.engine.progress import RunningTasks
 from pipeline.engine.storage import read_parquet, write_parquet
 from pipeline.location import Location
+from pipeline.run.inputs import input_stamps
 from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker, start_over
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import lid_model_path
@@ -170,20 +171,15 @@ def extraction_code_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def _stamp(path: str) -> list:
-    if is_url(path):
-        return []
-    try:
-        st = os.stat(path)
-    except OSError:
-        return []
-    return [st.st_size, st.st_mtime_ns]
-
-
-def extraction_fingerprint(chunk: Chunk, cfg: Config, version: str) -> str:
+def extraction_fingerprint(chunk: Chunk, cfg: Config, version: str,
+                           stamps: dict[str, list] | None = None) -> str:  # fmt: skip
+    """`stamps`: each file's size and mtime (run/inputs.py input_stamps), so a replaced or
+    grown input, local or in a store, runs its chunk again."""
     rows_input = cfg.input.model_dump(mode="json", include={"on_unreadable", "listing_prefix"})
+    if stamps is None:
+        stamps = input_stamps(chunk.files)
     return _hash(
-        chunk.first, chunk.files, [_stamp(f) for f in chunk.files], rows_input,
+        chunk.first, chunk.files, [stamps.get(f, []) for f in chunk.files], rows_input,
         cfg.section_hash("read", "extract", "url_filter"), extraction_code_hash(), version,
         list_digests(cfg.url_filter),  # the lists' contents, not only their names
         prefilter_settings(cfg),
@@ -310,6 +306,7 @@ def documents_pass(
     per_chunk = chunk_bytes(cfg, capacity(spark, cfg.chunks.cores).cores, root)
     chunks = cut_chunks(files, cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
     (root / MARKER).delete()  # complete again once every chunk is
+    stamps = input_stamps(files)  # sizes and mtimes: one listing per folder on a store
     progress = _Progress(chunks, cfg.output.progress_seconds, RunningTasks(spark.sparkContext))
     ticker = threading.Thread(target=progress.run, daemon=True)
     ticker.start()
@@ -320,7 +317,7 @@ def documents_pass(
         if guard is not None:  # a run that lost its lock starts nothing more
             guard()
         path = root / chunk.name
-        fp_x = extraction_fingerprint(chunk, cfg, version)
+        fp_x = extraction_fingerprint(chunk, cfg, version, stamps)
         marker = None if force else read_marker(path)
         t0 = time.perf_counter()
         progress.begin(chunk)

@@ -161,9 +161,13 @@ def corpus_half(
     timers: dict[str, Accumulator],
     force: bool = False,
     guard: Callable[[], None] | None = None,
+    publish: Location | None = None,
 ) -> CorpusHalf:
     """The corpus stages over `docs` (every row of the documents pass; `keys`: the columns
-    their per-document halves wrote), the kept rows, data/, rejected/, shards and tokens."""
+    their per-document halves wrote), the kept rows, data/, rejected/, shards and tokens;
+    the stages' stores go under `out`/_stages, what is published under `publish` (the
+    run's version folder; `out` itself when None)."""
+    publish = publish or out
     sc = spark.sparkContext
     fence = guard or (lambda: None)
     # connected components checkpoint their rounds here (shared by driver and executors),
@@ -270,27 +274,25 @@ def corpus_half(
         else:
             data = grouped_data(spark, cfg, kept_dir, kept_res.files or [], kept_rows.schema)
         n_ledger = ledger_files(sum(counts["rejected"].values()), cfg.output.file_bytes)
-        # the manifest lists what data/ and rejected/ hold: it goes first, and comes back last
+        # into this run's own version folder, which no reader lists before its commit
         fence()
-        (out / "manifest.json").delete()
-        for sub in ("data", "rejected"):
-            (out / sub).delete()
         written = {
-            "data": write_parquet(data, out / "data", cfg.output.compression, cfg.output.spark_io,
+            "data": write_parquet(data, publish / "data", cfg.output.compression,
+                                  cfg.output.spark_io,
                                   "lang" if cfg.langid.route_by_language else None, file_rows=True),
-            "rejected": write_parquet(ledger_output(frames, n_ledger), out / "rejected",
+            "rejected": write_parquet(ledger_output(frames, n_ledger), publish / "rejected",
                                       cfg.output.compression, cfg.output.spark_io, file_rows=True),
         }  # fmt: skip
         fence()
-        for sub, w in written.items():  # readers of data/ open every file there
-            prune(out / sub, w.files)
+        for sub, w in written.items():  # a glob of the version's data/ sees its files only
+            prune(publish / sub, w.files)
         shown = report_examples.examples(frames, docs)  # a few documents per reason and source
         write_seconds = time.perf_counter() - t0
     log.info("write: data/ %d file(s), rejected/ %d file(s), %.1f s", len(written["data"].files),
              len(written["rejected"].files), write_seconds)  # fmt: skip
     t0 = time.perf_counter()
     with step("mixture"):
-        budget = write_mixture(spark, kept(kept_rows), cfg, out, outcomes.sources, guard)
+        budget = write_mixture(spark, kept(kept_rows), cfg, publish, outcomes.sources, guard)
     mixture_seconds = time.perf_counter() - t0
     log.info("mixture: %.1f s", mixture_seconds)
     checkpoints.delete()

@@ -9,11 +9,16 @@ Layout of an output directory DIR:
                         (exact_dedup, near_dedup) + marker; each reads the previous one's kept rows
   DIR/_stages/kept/     the kept documents, whole, where they were read: the corpus stages'
                         columns brought to them (stages/kept_rows.py), final steps (tokenize) run
-  DIR/data/             kept documents, Parquet (zstd), files sized by output.file_bytes;
+  DIR/versions/N/       what a run publishes (outputs/versions.py), N its lock generation:
+    data/               kept documents, Parquet (zstd), files sized by output.file_bytes;
                         data/lang=xx/ with route_by_language
-  DIR/rejected/         the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
-  DIR/manifest.json     inputs, config and hash, versions, times, counts, stage timings
-  DIR/README.md         a dataset card: load_dataset(DIR) reads data/ ("rejected": the ledger)
+    rejected/           the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
+    shards/, tokens/, budget.json   the mixture (outputs/mixture/write.py)
+    manifest.json       inputs, config and hash, versions, times, counts, stage timings
+    report.html, report.json
+  DIR/_versions/N.json  version N's commit, created once, atomically: the newest is current
+  DIR/README.md         a dataset card: load_dataset(DIR) reads the current version's data/
+                        ("rejected": its ledger)
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from pipeline.engine.capacity import capacity
 from pipeline.engine.models import digest
 from pipeline.engine.storage import default_fs_is_local, resolve
 from pipeline.location import Location, is_uri
+from pipeline.outputs import versions
 from pipeline.outputs.dataset_card import CARD, card_text
 from pipeline.outputs.report import write_report
 from pipeline.run import driver_preload, output_lock, run_record
@@ -173,7 +179,8 @@ def run(
     documents_only: bool = False,
     overwrite: bool = False,
 ) -> dict:
-    """Run the pipeline; returns the manifest (also written to DIR/manifest.json).
+    """Run the pipeline and publish a new version of DIR (outputs/versions.py); returns the
+    manifest (also in DIR/versions/<version>/manifest.json).
     `overwrite`: what an earlier run wrote there is deleted first, under this run's lock, at
     the place Spark resolves the output to (a scheme-less path on HDFS under YARN).
     `stop`: once set, no further chunk starts (those in flight commit), and the run raises
@@ -194,8 +201,9 @@ def run(
             lease.check()
             clear_output(out)
         run_record.write(out, files, cfg, config_path)  # what the output holds, from now on
+        number = versions.next_number(out, lease.generation)  # the version this run publishes
         return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check,
-                           stop, documents_only)  # fmt: skip
+                           stop, documents_only, number)  # fmt: skip
 
 
 def _run_stages(
@@ -210,7 +218,10 @@ def _run_stages(
     guard: Callable[[], None] | None = None,
     stop: threading.Event | None = None,
     documents_only: bool = False,
+    number: int = 0,
 ) -> dict:
+    number = number or versions.next_number(out, 0)
+    vdir = versions.folder(out, number)  # what this run publishes, invisible until committed
     driver_preload.start()  # started before get_spark already, unless a caller made the session
     # the mixture needs the tokenizer on the driver at the end: load it meanwhile
     threading.Thread(target=driver_tokenizer, args=(cfg,), daemon=True).start()
@@ -277,7 +288,7 @@ def _run_stages(
                        keys=[f.name for st in enabled if st.corpus and st.name in built
                              for f in built[st.name].fields],
                        enabled=enabled, models=models, version=version, timers=timers,
-                       force=force, guard=guard)  # fmt: skip
+                       force=force, guard=guard, publish=vdir)  # fmt: skip
     results.update(half.results)
     stages = [results["extract"], *(results[st.name] for st in enabled)]
     # the report's funnel: what a record that passed each stage is (a stage with none drops
@@ -285,10 +296,10 @@ def _run_stages(
     passed = {"extract": EXTRACTED, **{st.name: st.passed for st in enabled}}
     outcomes, counts, budget = half.outcomes, half.outcomes.counts, half.budget
     _rows_reaching_steps(stages, enabled, counts)
-    stages.append(StageResult("write", str(out / "data"), "ran", half.write_seconds,
+    stages.append(StageResult("write", str(vdir / "data"), "ran", half.write_seconds,
                               counts["kept"]))  # fmt: skip
     stages.append(
-        StageResult("mixture", str(out / "shards"), "ran", half.mixture_seconds,
+        StageResult("mixture", str(vdir / "shards"), "ran", half.mixture_seconds,
                     sum(s["docs_after"] for s in budget["sources"].values()))
     )  # fmt: skip
     published, shown = half.published, half.shown
@@ -296,6 +307,7 @@ def _run_stages(
     manifest = {
         "inputs": files,
         "output": str(out),
+        "version": number,  # published in DIR/versions/<version>/ (outputs/versions.py)
         "config": cfg.model_dump(mode="json"),
         "config_hash": cfg.section_hash(),
         "versions": package_versions(),
@@ -352,26 +364,33 @@ def _run_stages(
         # the Parquet files of data/ and rejected/ (relative names, rows): what this run wrote
         "files": published,
     }
-    if guard is not None:
-        guard()
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    (out / CARD).write_text(card_text(manifest))  # load_dataset(DIR) opens data/, not _stages/
-    if guard is not None:
-        guard()
-    write_report(out)
+    fence = guard or (lambda: None)
+    fence()
+    (vdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    fence()
+    write_report(vdir)
+    # the switch: readers see this version from the instant its commit record exists
+    versions.commit(out, number, {"generation": number, "manifest": "manifest.json",
+                                  "counts": counts, "files": published}, guard)  # fmt: skip
+    fence()
+    # load_dataset(DIR) opens this version's data/ (not _stages/, not another version's)
+    (out / CARD).write_text(card_text(manifest, versions.folder(out, number).relative_to(out)))
+    versions.remove_legacy(out, guard)
+    gone = versions.prune(out, cfg.output.keep_versions, number, guard)
+    log.info("published version %d (%s)%s", number, vdir, f"; removed {gone}" if gone else "")
     for line in damage_lines(manifest["damage"]):
         log.warning("%s", line)
     file_rows = sum(r["rows"] for k, r in manifest["damage"].items() if k != "corrupt_record")
     if counts["read"] == file_rows:
         raise NoRecords(
-            f"no input yielded any record ({len(files)} file(s); ledger in {out / 'rejected'})"
+            f"no input yielded any record ({len(files)} file(s); ledger in {vdir / 'rejected'})"
         )
     unreadable = manifest["damage"].get("unreadable_file", {}).get("files", 0)
     if unreadable > cfg.input.max_unreadable_files:
         raise TooManyUnreadable(
             f"{unreadable} of {len(files)} input files are unreadable, more than "
             f"input.max_unreadable_files={cfg.input.max_unreadable_files} (they are listed in "
-            f"{out / 'manifest.json'} and the ledger, read:unreadable_file); fix the inputs, or "
+            f"{vdir / 'manifest.json'} and the ledger, read:unreadable_file); fix the inputs, or "
             "raise the limit to keep this output"
         )
     return manifest

@@ -200,6 +200,8 @@ def busy(out: Location | str, lease_seconds: float = 300.0) -> str | None:
 class NoLock:
     """Where the store has no atomic create: the run goes on unlocked."""
 
+    generation = 0  # no lock generation: versions are numbered from the listing
+
     def check(self) -> None:
         pass
 

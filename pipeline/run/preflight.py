@@ -18,13 +18,14 @@ from pipeline.document.sniff import HEAD_BYTES, mismatch
 from pipeline.document.warc.streams import is_url
 from pipeline.location import Location
 from pipeline.outputs.dataset_card import CARD
+from pipeline.outputs.versions import COMMITS, LEGACY, VERSIONS
 from pipeline.run.inputs import InputError
 
 log = logging.getLogger(__name__)
 
-# What a run writes at the top of its output directory (an earlier run may be resumed).
-RUN_ENTRIES = {"_stages", "data", "rejected", "shards", "tokens", "manifest.json",
-               "budget.json", "report.html", "report.json", ".curate.lock",
+# What a run writes at the top of its output directory (an earlier run may be resumed),
+# and what runs wrote there before outputs were versioned (outputs/versions.py LEGACY).
+RUN_ENTRIES = {"_stages", VERSIONS, COMMITS, *LEGACY, ".curate.lock",
                "quality_percentiles.json", CARD}  # fmt: skip
 
 
@@ -80,7 +81,7 @@ def check_output(output: str | Path | Location, files: list[str]) -> None:
     held = busy(out)
     if held:
         raise ConfigError(held)
-    ours = RUN_ENTRIES if {"_stages", "manifest.json"} & set(top) else RUN_ENTRIES - {CARD}
+    ours = RUN_ENTRIES if {"_stages", COMMITS, "manifest.json"} & set(top) else RUN_ENTRIES - {CARD}
     stray = sorted(set(top) - ours)  # a README.md alone is the user's, not a run's card
     if stray:
         raise ConfigError(

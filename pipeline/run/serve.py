@@ -5,8 +5,8 @@ Each cycle lists the watched inputs (a folder, an object-store prefix, a glob or
 the added-inputs path: the output's inputs first, in their order, then the new ones in name
 order, so every committed chunk is reused and only new chunks run. All state is in the
 output (`_stages/run.json` names its inputs, each chunk its marker): a restart, or a kill,
-loses no committed chunk. A local file is taken once its size has held still for one cycle
-(one still being copied is left for the next).
+loses no committed chunk. A file is taken once its size and mtime have held still for one
+cycle (one still being copied or uploaded is left for the next), on a disk or in a store.
 
 The documents pass runs for new files at once; the corpus stages (dedup, mixture, shards,
 the report) run over everything when `corpus_every` seconds have passed since they last ran,
@@ -16,9 +16,7 @@ flight commits, no other starts, and serve returns.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -26,11 +24,11 @@ from dataclasses import asdict, dataclass, field
 from pyspark.sql import SparkSession
 
 from pipeline.config import Config
-from pipeline.document.warc.streams import is_url
 from pipeline.location import Location
+from pipeline.outputs import versions
 from pipeline.run import run_record
 from pipeline.run.chunks import Stopped
-from pipeline.run.inputs import InputError, expand_inputs
+from pipeline.run.inputs import InputError, expand_inputs, input_stamps
 
 log = logging.getLogger(__name__)
 
@@ -52,15 +50,6 @@ class ServeState:
         return asdict(self)
 
 
-def _size(path: str) -> int | None:
-    if is_url(path):
-        return None  # an object store's objects appear whole
-    try:
-        return os.stat(path.removeprefix("file://")).st_size
-    except OSError:
-        return None
-
-
 class Server:
     def __init__(self, cfg: Config, inputs: list[str], output: str, spark: SparkSession,
                  every: float = 30.0, corpus_every: float = 0.0,
@@ -72,7 +61,7 @@ class Server:
         self.stop = threading.Event()
         self.corpus_asked = threading.Event()
         self.status = ServeState()
-        self.sizes: dict[str, int | None] = {}
+        self.stamps: dict[str, list] = {}  # each listed file's [bytes, mtime] last cycle
         self.corpus_at = float("-inf")  # when the corpus stages last ran (perf_counter)
         self.on_output: list = []  # called after each run that wrote a manifest
 
@@ -80,24 +69,26 @@ class Server:
         self.corpus_asked.set()
 
     def ready_files(self) -> list[str]:
-        """The watched inputs that are whole: listed, and (local) the same size as last cycle."""
+        """The watched inputs that are whole: listed, with the same size and mtime as last
+        cycle (local files and objects in a store or HDFS alike; a file still being copied
+        or uploaded is left for the next cycle). http(s) URLs have no stamp: taken at once."""
         try:
             listed = expand_inputs(self.inputs, self.cfg.input.listing_prefix)
         except InputError as e:  # an empty folder, a listing not there yet: nothing new
             log.debug("no inputs yet: %s", e)
             return []
-        sizes = {f: _size(f) for f in listed}
-        ready = [f for f in listed if sizes[f] is None or self.sizes.get(f) == sizes[f]]
+        stamps = input_stamps(listed)
+        ready = [f for f in listed if not stamps[f] or self.stamps.get(f) == stamps[f]]
         self.status.waiting = sorted(set(listed) - set(ready))
-        self.sizes = sizes
+        self.stamps = stamps
         self.status.files_seen = len(listed)
         return ready
 
     def _corpus_inputs(self) -> int:
         """Inputs the last corpus run covered (its manifest's), -1 before any."""
         try:
-            return len(json.loads((self.out / "manifest.json").read_text())["inputs"])
-        except (OSError, ValueError, KeyError):
+            return len(versions.current(self.out).manifest["inputs"])
+        except (OSError, ValueError, KeyError):  # NoVersion is an OSError
             return -1
 
     def cycle(self) -> bool:

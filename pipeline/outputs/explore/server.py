@@ -27,6 +27,7 @@ from pipeline.config import ReadConf
 from pipeline.location import Location
 from pipeline.outputs.explore.page_text import visible_text
 from pipeline.outputs.explore.store import Filters, OutputStore
+from pipeline.outputs.versions import NoVersion, published_dir
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,9 @@ class Explorer:
         self.refresh()
 
     def refresh(self) -> None:
-        if not (self.out / "manifest.json").is_file():
+        try:
+            published_dir(self.out)
+        except NoVersion:
             return
         store = OutputStore.open(self.out)
         try:  # the run's own read settings (sizes, charsets) to read a page again
@@ -96,7 +99,7 @@ class Explorer:
         if route == "/api/summary":
             from pipeline.outputs.report import report_data
 
-            d = report_data(s.out)
+            d = report_data(s.version)  # the version the store opened
             budget = d.get("budget") or {}
             return {"funnel": d["funnel"], "rejections": d["rejections"],
                     "languages": d["languages"], "stages": d["stages"],

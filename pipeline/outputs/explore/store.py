@@ -8,8 +8,9 @@ position, which names its chunk.
 
 - documents: `_stages/documents/chunk-*/` (every record read, its text, the per-document
   verdicts), only the files each chunk's marker lists;
-- kept: `data/` (source, metadata with the scores), the files the manifest lists;
-- ledger: `rejected/` (every drop with its stage, reason and detail);
+- kept: the current version's `data/` (source, metadata with the scores), the files its
+  manifest lists;
+- ledger: its `rejected/` (every drop with its stage, reason and detail);
 - near: `_stages/near_dedup/` (each row's near-duplicate cluster), where the stage ran.
 A record's verdict is `kept` where data/ holds it, else its ledger row's stage and reason.
 """
@@ -28,6 +29,7 @@ import pyarrow.dataset as ds
 from pipeline.location import Location
 from pipeline.markers import listed_files, read_marker
 from pipeline.outputs.explore.checks import check_rows
+from pipeline.outputs.versions import published_dir
 
 # signatures: numbers no reader can use
 _NOT_SHOWN = ("minhash", "bands")
@@ -79,6 +81,7 @@ class OutputStore:
 
     out: Location
     manifest: dict = field(default_factory=dict)
+    version: Location | None = None  # the version folder the tables are of
     con: Any = None
     has_near: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -92,7 +95,8 @@ class OutputStore:
     def refresh(self) -> None:
         """Read the manifest and register the files it and the markers list (again, after a
         new run into the output)."""
-        manifest = json.loads((self.out / "manifest.json").read_text())
+        version = published_dir(self.out)  # the current version, read at this moment
+        manifest = json.loads((version / "manifest.json").read_text())
         con = duckdb.connect()
         docs = []
         for c in manifest.get("chunks", []):
@@ -101,8 +105,8 @@ class OutputStore:
             if marker is not None:
                 docs += listed_files(chunk, marker)
         files = manifest.get("files", {})
-        kept = [self.out / "data" / f["file"] for f in files.get("data", [])]
-        ledger = [self.out / "rejected" / f["file"] for f in files.get("rejected", [])]
+        kept = [version / "data" / f["file"] for f in files.get("data", [])]
+        ledger = [version / "rejected" / f["file"] for f in files.get("rejected", [])]
         con.register("documents", _dataset(docs, "documents"))
         con.register("kept_raw", _dataset(kept, "kept"))
         con.register("ledger", _dataset(ledger, "ledger"))
@@ -115,7 +119,7 @@ class OutputStore:
             con.register("near", _dataset(listed_files(near_dir, near), "near"))
         with self.lock:
             old, self.con = self.con, con
-            self.manifest, self.has_near = manifest, has_near
+            self.manifest, self.has_near, self.version = manifest, has_near, version
         if old is not None:
             old.close()
 
