@@ -291,11 +291,15 @@ class Location:
         filesystem.delete_file(path)
 
     def copy(self, dst: Location) -> None:
-        """A server-side copy within one store, else streamed through this process."""
+        """A server-side copy within one store (on S3 a managed copy: parts of up to 5 GiB,
+        so objects of any size), else streamed through this process."""
         filesystem, path = self.fs()
         dst_fs, dst_path = dst.fs()
         if dst.is_local:
             dst.parent.mkdir()
+        if self.scheme == "s3" and dst.scheme == "s3":
+            _s3_copy(self.uri, dst.uri)
+            return
         if dst_fs is filesystem:
             filesystem.copy_file(path, dst_path)
             return
@@ -400,6 +404,16 @@ def _cached(key: tuple[str, str], make):
         if filesystem is None:
             filesystem = _fs_cache[key] = make()
         return filesystem
+
+
+def _s3_copy(src: str, dst: str) -> None:
+    """A server-side S3 copy through boto3's managed transfer: one CopyObject up to its
+    threshold, UploadPartCopy parts beyond (a single CopyObject stops at 5 GiB)."""
+    import boto3
+
+    a, b = urlsplit(src), urlsplit(dst)
+    client = _cached(("boto3-s3", ""), lambda: boto3.client("s3"))
+    client.copy({"Bucket": a.netloc, "Key": a.path.lstrip("/")}, b.netloc, b.path.lstrip("/"))
 
 
 def _s3_create_exclusive(uri: str, data: bytes) -> bool:

@@ -217,3 +217,16 @@ def test_a_failed_python_task_attempt_leaves_no_file(spark, tmp_path):
         assert [f["rows"] for f in written] == [2000]
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "64")
+
+
+def test_a_move_on_s3_copies_large_objects_in_parts(s3_here):
+    """A store's move is a server-side copy; past boto3's threshold (8 MiB) it is copied in
+    parts (UploadPartCopy), the path that takes objects over CopyObject's 5 GiB limit."""
+    s3_here.create_bucket(Bucket="moves-test")
+    body = bytes(range(256)) * (9 << 12)  # 9 MiB
+    src = Location.of("s3://moves-test/_attempts/shard-00000.a7.bin")
+    src.write_bytes(body)
+    src.move(Location.of("s3://moves-test/shard-00000.bin"))
+    got = s3_here.get_object(Bucket="moves-test", Key="shard-00000.bin")
+    assert got["Body"].read() == body and not src.exists()
+    assert "-" in got["ETag"]  # a multipart object's ETag: the parts' digest and their count

@@ -10,12 +10,15 @@ the real store, so Python code and Spark's writers name the same place.
 the location's scheme (local disk, HDFS, EMRFS or S3A, GCS connector, ABFS), and otherwise
 Python tasks over pyarrow.fs (engine/parquet_source.py). `output.spark_io`
 forces one or the other. Either way a write returns the files it produced (name and bytes)
-and the rows it wrote, counted by Spark as they pass (an observed metric, never a footer read
-per file), which the caller lists in its marker; reads take an explicit list of files.
+and the rows it wrote, counted by Spark as they pass (an observed metric), which the caller
+lists in its marker; reads take an explicit list of files. On the Hadoop path the files are
+found by listing the folder, so they are trusted only when their footers' rows add up to the
+rows Spark counted (read side by side); a committer's working folders never count.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -67,6 +70,42 @@ def resolve(spark: SparkSession, text: str | Location) -> Location:
 _connectors: dict[tuple[str, str], bool] = {}
 
 
+def _this_machine(spark: SparkSession) -> set[str]:
+    import socket
+
+    names = {"localhost", "127.0.0.1", socket.gethostname(), socket.getfqdn()}
+    driver = spark.sparkContext.getConf().get("spark.driver.host", "")
+    names |= {driver} if driver else set()
+    for name in list(names):
+        try:
+            names |= set(socket.gethostbyname_ex(name)[2])
+        except OSError:
+            pass
+    return names
+
+
+def check_shared_output(spark: SparkSession, given: str | Location, out: Location) -> None:
+    """Refuse an output given without a scheme that Spark's default filesystem puts on a
+    local disk while executors run on other machines: each would write to its own disk and
+    the driver would list only its own files. An explicit file:// (a mount every node shares)
+    is the user's word and goes on."""
+    text = given.uri if isinstance(given, Location) else str(given)
+    master = spark.sparkContext.master
+    if not out.is_local or is_uri(text) or text.startswith("file:") or master.startswith("local"):
+        return
+    infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
+    hosts = {str(i.host()) for i in infos}
+    others = sorted(hosts - _this_machine(spark))
+    if master.startswith(("yarn", "k8s")) or others:
+        where = f"executors on {', '.join(others[:3])}" if others else f"executors of {master}"
+        raise StorageError(
+            f"--output {text}: Spark's default filesystem puts it on the driver's local disk "
+            f"({out.uri}), but {where} run on other machines: each would write to its own "
+            "disk. Give a store every node reaches (hdfs://, s3://, gs://, abfs://), or "
+            "file:///... for a folder every node mounts"
+        )
+
+
 def _has_connector(spark: SparkSession, scheme: str) -> bool:
     """Whether the JVM has a Hadoop FileSystem class for `scheme` (asked once per session)."""
     key = (spark.sparkContext.applicationId, scheme)
@@ -106,13 +145,53 @@ def spark_io(spark: SparkSession, loc: Location, mode: str) -> str | None:
     return uri
 
 
-def parquet_rows(files: list[Location]) -> list[int]:
-    """Row counts from the files' footers (one small ranged read each)."""
-    out = []
-    for f in files:
+def parquet_rows(files: list[Location], threads: int = 16) -> list[int]:
+    """Row counts from the files' footers (one small ranged read each, side by side)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def rows(f: Location) -> int:
         with f.open_input() as fh:
-            out.append(pq.ParquetFile(fh).metadata.num_rows)
-    return out
+            return pq.ParquetFile(fh).metadata.num_rows
+
+    if len(files) <= 1:
+        return [rows(f) for f in files]
+    with ThreadPoolExecutor(min(threads, len(files))) as pool:
+        return list(pool.map(rows, files))
+
+
+def _written_by_tasks(rel: str) -> bool:
+    """A file Spark's committer put in place: no part of its path is a committer's working
+    folder (`_temporary/`, S3A's `__magic/`, `.spark-staging-*`) or hidden."""
+    return rel.endswith(".parquet") and not any(p.startswith(("_", ".")) for p in rel.split("/"))
+
+
+# A store whose listing lags its writes shows a file later: listed again this often.
+LISTING_RETRIES = (1.0, 3.0)
+
+
+def _committed_files(loc: Location, before: set[str], observed: int
+                     ) -> list[tuple[Location, int, int]]:  # fmt: skip
+    """The files the write just committed under `loc`, with bytes and rows, trusted only when
+    their rows add up to what Spark counted: fewer (a listing that lags) is listed again;
+    more, or still fewer, is refused: another writer's or a zombie attempt's files are there,
+    or committed files are missing."""
+    for wait in (*LISTING_RETRIES, None):
+        new = [(f, n) for f, n in loc.sized_files()
+               if f.uri not in before and _written_by_tasks(f.relative_to(loc))]  # fmt: skip
+        rows = parquet_rows([f for f, _ in new])
+        listed = sum(rows)
+        if listed == observed:
+            return [(f, n, r) for (f, n), r in zip(new, rows, strict=True)]
+        if listed > observed or wait is None:
+            break
+        time.sleep(wait)
+    raise StorageError(
+        f"{loc}: the Parquet files this write left there hold {listed:,} rows where Spark "
+        f"wrote {observed:,}: "
+        + ("files of another writer or of a task attempt that was not committed are among "
+           "them" if listed > observed else "committed files are missing from the listing")
+        + "; nothing was committed: rerun (and make sure no other job writes this output)"
+    )  # fmt: skip
 
 
 @dataclass
@@ -145,12 +224,9 @@ def write_parquet(
         if partition_by:
             writer = writer.partitionBy(partition_by)
         writer.parquet(uri)
-        new = [(f, n) for f, n in loc.sized_files()
-               if f.uri not in before and f.name.endswith(".parquet")]  # fmt: skip
-        files = [{"file": f.relative_to(loc), "bytes": n} for f, n in new]
-        if file_rows:
-            for entry, rows in zip(files, parquet_rows([f for f, _ in new]), strict=True):
-                entry["rows"] = rows
+        new = _committed_files(loc, before, int(counted.get["rows"]))
+        files = [{"file": f.relative_to(loc), "bytes": n} | ({"rows": r} if file_rows else {})
+                 for f, n, r in new]  # fmt: skip
     else:  # the writers count rows and bytes
         files = write_files(df, loc, uuid.uuid4().hex[:12], compression, partition_by)
     return Written(files, int(counted.get["rows"]))

@@ -39,7 +39,7 @@ from pipeline.config import Config
 from pipeline.document.extract import extractor_provenance
 from pipeline.engine.capacity import capacity
 from pipeline.engine.models import digest
-from pipeline.engine.storage import default_fs_is_local, resolve
+from pipeline.engine.storage import check_shared_output, default_fs_is_local, resolve
 from pipeline.location import Location, is_uri
 from pipeline.outputs import versions
 from pipeline.outputs.dataset_card import CARD, card_text
@@ -189,6 +189,7 @@ def run(
     started = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
     out = resolve(spark, output)  # the place Spark's default filesystem makes it
+    check_shared_output(spark, output, out)  # not one local disk per executor
     if not default_fs_is_local(spark):  # scheme-less inputs: that filesystem's too
         inputs = [a if is_uri(a) or a.startswith("file:") else resolve(spark, a).uri
                   for a in inputs]  # fmt: skip
