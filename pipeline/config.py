@@ -618,8 +618,8 @@ class OutputConf(_Section):
     spark_io: Literal["auto", "hadoop", "python"] = "auto"
     # The run lock's lease: a killed run's lock lapses this long after its last renewal.
     lock_lease_seconds: float = Field(300.0, ge=10)
-    # A store with no atomic create through pyarrow.fs (gs://, hdfs://, abfs://) cannot be
-    # locked: a run there is refused unless this says only one run ever writes the output.
+    # gs://, hdfs://, abfs:// are locked through the cluster's Hadoop connector; where it has
+    # none, a run there is refused unless this says only one run ever writes the output.
     single_writer: bool = False
     # Published versions kept (DIR/versions/; outputs/versions.py): the current one and the
     # one before it at least, which a reader who opened it just before the switch still reads.

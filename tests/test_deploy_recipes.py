@@ -100,7 +100,7 @@ def test_dataproc_submit_ships_the_archive_in_cluster_mode():
     assert job.output.startswith("gs://")
     dp = load_config(DEPLOY / "dataproc" / "curate.yaml")
     assert dp.langid.model.startswith("gs://")
-    assert dp.output.single_writer  # gs:// cannot be locked: the recipe says it is the only writer
+    assert not dp.output.single_writer  # gs:// is locked through Dataproc's GCS connector
     assert "--python-prefix /opt/conda/default" in text  # the nodes' Python, not ours
 
 

@@ -223,18 +223,63 @@ def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(
 
 
 def test_an_output_that_cannot_be_locked_is_refused_unless_single_writer():
-    """gs://, hdfs://, abfs:// have no atomic create through pyarrow.fs: refused before Spark
-    starts, naming the store and the flag; output.single_writer: true lets it run unlocked."""
+    """A scheme with no atomic create anywhere (ftp://) is refused before Spark starts,
+    naming the flag; gs://, hdfs://, abfs:// wait for Spark (their connector can lock)."""
     from pathlib import Path
 
     from pipeline.config import load_config
     from pipeline.run.preflight import check_lockable
 
     cfg = load_config(Path(__file__).resolve().parents[1] / "conf" / "default.yaml")
-    for out in ("gs://bucket/run", "hdfs://nn:8020/run", "abfs://c@a.dfs.core.windows.net/r"):
-        with pytest.raises(ConfigError, match=r"no atomic create.*output.single_writer: true"):
-            check_lockable(cfg, out)
-    check_lockable(cfg, "s3://bucket/run")  # If-None-Match: lockable
-    check_lockable(cfg, "/tmp/run")
+    with pytest.raises(ConfigError, match=r"no atomic create.*output.single_writer: true"):
+        check_lockable(cfg, "ftp://host/run")
+    for out in ("gs://bucket/run", "hdfs://nn:8020/run", "abfs://c@a.dfs.core.windows.net/r",
+                "s3://bucket/run", "/tmp/run"):  # fmt: skip
+        check_lockable(cfg, out)
     cfg.output.single_writer = True
-    check_lockable(cfg, "gs://bucket/run")
+    check_lockable(cfg, "ftp://host/run")
+
+
+@pytest.mark.spark
+def test_a_store_without_a_connector_here_is_refused_once_spark_runs(spark, cfg):
+    """gs:// on a cluster without the GCS connector (this one): refused with the flag named;
+    with output.single_writer the run goes on unlocked."""
+    from pipeline.run.orchestrate import lock_files_for
+
+    out = Location.of("gs://bucket/run")
+    with pytest.raises(ConfigError, match=r"no Hadoop connector.*output.single_writer: true"):
+        lock_files_for(spark, cfg, out)
+    c = cfg.model_copy(deep=True)
+    c.output.single_writer = True
+    assert lock_files_for(spark, c, out) is None
+    assert lock_files_for(spark, cfg, Location.of("s3://bucket/run")) is None  # pyarrow's
+
+
+@pytest.mark.spark
+def test_the_lock_through_hadoops_filesystem_api(spark, tmp_path):
+    """The lock's files through the driver JVM's Hadoop FileSystem (what gs://, hdfs://,
+    abfs:// use): create without overwrite refuses an existing file; a second holder is
+    refused, the holder checks, renews and releases; a newer generation fences the old."""
+    from pipeline.engine.storage import HadoopLockFiles
+
+    files = HadoopLockFiles(spark)
+    out = Location.of(tmp_path / "out")
+    f = out / "x.json"
+    assert files.create(f, b"one") and not files.create(f, b"two")
+    assert files.read(f) == b"one" and files.names(out) == ["x.json"]
+    with pytest.raises(FileNotFoundError):
+        files.read(out / "missing.json")
+    with hold(out / "run", 30, files) as first:
+        with pytest.raises(OutputBusy, match="another curate run"):
+            with hold(out / "run", 30, files):
+                pass
+        first.check()
+        first.renew()
+        first.check()
+    with hold(out / "run", 30, files) as second:
+        assert second.generation == first.generation + 1  # never reused
+        stale = Lease(out / "run", 30, files)
+        stale.generation, stale.token = first.generation, first.token
+        stale.valid_until = time.monotonic() + 30
+        with pytest.raises(OutputBusy, match="another run took it over"):
+            stale.check()

@@ -242,3 +242,86 @@ def read_parquet(
     if all(u is not None for u in uris):
         return spark.read.schema(schema).parquet(*uris)  # type: ignore[arg-type]
     return read_files(spark, files, schema)
+
+
+class HadoopLockFiles:
+    """The run lock's files through the driver JVM's Hadoop FileSystem (run/output_lock.py
+    LockFiles): `create` is FileSystem.create(path, overwrite=false), atomic on HDFS (the
+    NameNode refuses an existing path), on GCS (the connector uploads with
+    ifGenerationMatch=0) and on ABFS (If-None-Match: *): what pyarrow.fs cannot promise there.
+    """
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self.jvm = spark.sparkContext._jvm
+        self.conf = _hadoop_conf(spark)
+
+    def _path(self, f: Location):
+        path = self.jvm.org.apache.hadoop.fs.Path(hadoop_uri(self.spark, f))
+        return path, path.getFileSystem(self.conf)
+
+    @staticmethod
+    def _java(e: Exception) -> str:
+        java = getattr(e, "java_exception", None)
+        return str(java.getClass().getName()) if java is not None else ""
+
+    def names(self, folder: Location) -> list[str]:
+        path, fs = self._path(folder)
+        if not fs.exists(path):
+            return []
+        return sorted(str(st.getPath().getName()) for st in fs.listStatus(path) if st.isFile())
+
+    def read(self, f: Location) -> bytes:
+        path, fs = self._path(f)
+        try:
+            stream = fs.open(path)
+        except Exception as e:
+            if self._java(e).endswith("FileNotFoundException"):
+                raise FileNotFoundError(f.uri) from None
+            raise
+        try:
+            size = int(fs.getFileStatus(path).getLen())
+            buf = self.jvm.java.io.ByteArrayOutputStream()
+            self.jvm.org.apache.hadoop.io.IOUtils.copyBytes(stream, buf, max(size, 1), False)
+            return bytes(buf.toByteArray())
+        finally:
+            stream.close()
+
+    def _put(self, f: Location, data: bytes, overwrite: bool) -> None:
+        path, fs = self._path(f)
+        out = fs.create(path, overwrite)
+        try:
+            out.write(bytearray(data))
+        finally:
+            out.close()  # the GCS connector's conditional upload happens here
+
+    def write(self, f: Location, data: bytes) -> None:
+        self._put(f, data, True)
+
+    def create(self, f: Location, data: bytes) -> bool:
+        try:
+            self._put(f, data, False)
+        except Exception as e:
+            if self._java(e).endswith(("FileAlreadyExistsException",
+                                       "PathExistsException")):  # fmt: skip
+                return False
+            raise
+        return True
+
+    def delete(self, f: Location) -> None:
+        path, fs = self._path(f)
+        fs.delete(path, True)
+
+
+def lock_files(spark: SparkSession, out: Location):
+    """How the run lock reaches `out`: None for pyarrow.fs (a local disk, S3), a
+    HadoopLockFiles where only the cluster's connector can create atomically (gs://, hdfs://,
+    abfs://); StorageError where neither can (the caller decides on output.single_writer)."""
+    if out.can_lock:
+        return None
+    if hadoop_uri(spark, out) is None:
+        raise StorageError(
+            f"--output {out}: {out.scheme}:// offers no atomic create-if-absent through "
+            "pyarrow.fs and this cluster has no Hadoop connector for it"
+        )
+    return HadoopLockFiles(spark)

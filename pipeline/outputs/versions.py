@@ -130,9 +130,11 @@ def next_number(out: Location | str, generation: int) -> int:
 
 
 def commit(out: Location | str, number: int, record: dict,
-           guard: Callable[[], None] | None = None) -> Location:  # fmt: skip
+           guard: Callable[[], None] | None = None,
+           create: Callable[[Location, bytes], bool] | None = None) -> Location:  # fmt: skip
     """Publish version `number`: its commit record created once, atomically, right after
-    the writer's fence check (`guard`). Readers switch to it at that instant."""
+    the writer's fence check (`guard`). Readers switch to it at that instant. `create`: the
+    atomic create-if-absent where pyarrow.fs has none (the run lock's, through Hadoop)."""
     out = Location.of(out)
     body = {"version": number, "path": f"{VERSIONS}/{name(number)}",
             "committed": datetime.now(UTC).isoformat(), **record}  # fmt: skip
@@ -141,7 +143,7 @@ def commit(out: Location | str, number: int, record: dict,
     if guard is not None:
         guard()
     try:
-        created = target.create_exclusive(data)
+        created = create(target, data) if create else target.create_exclusive(data)
     except NoExclusiveCreate:  # output.single_writer: the user promised one writer
         target.write_bytes(data)
         created = True

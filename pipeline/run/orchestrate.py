@@ -35,11 +35,17 @@ from importlib import metadata
 
 from pyspark.sql import SparkSession
 
-from pipeline.config import Config
+from pipeline.config import Config, ConfigError
 from pipeline.document.extract import extractor_provenance
 from pipeline.engine.capacity import capacity
 from pipeline.engine.models import digest
-from pipeline.engine.storage import check_shared_output, default_fs_is_local, resolve
+from pipeline.engine.storage import (
+    StorageError,
+    check_shared_output,
+    default_fs_is_local,
+    lock_files,
+    resolve,
+)
 from pipeline.location import Location, is_uri
 from pipeline.outputs import versions
 from pipeline.outputs.dataset_card import CARD, card_text
@@ -168,6 +174,22 @@ def _quality_model(cfg: Config) -> dict | None:
     return d
 
 
+def lock_files_for(spark: SparkSession, cfg: Config, out: Location):
+    """How the run lock reaches `out` (engine/storage.py lock_files): None for pyarrow.fs,
+    the cluster's Hadoop connector for gs://, hdfs://, abfs://. Where neither can create
+    atomically, refused unless output.single_writer (then the run goes unlocked)."""
+    try:
+        return lock_files(spark, out)
+    except StorageError as e:
+        if cfg.output.single_writer:
+            return None
+        raise ConfigError(
+            f"{e}, so the run cannot lock it and two runs writing there at once would corrupt "
+            "each other; set output.single_writer: true if only this run ever writes there, "
+            "or write to a local disk or s3:// (docs/running.md: the run lock)"
+        ) from None
+
+
 def run(
     cfg: Config,
     inputs: list[str],
@@ -197,14 +219,16 @@ def run(
     check_run(cfg, files, out)
     warm = warm_workers(spark, cfg)
     out.mkdir()
-    with output_lock.hold(out, cfg.output.lock_lease_seconds) as lease:
+    files_for_lock = lock_files_for(spark, cfg, out)
+    with output_lock.hold(out, cfg.output.lock_lease_seconds, files_for_lock) as lease:
         if overwrite:
             lease.check()
             clear_output(out)
         run_record.write(out, files, cfg, config_path)  # what the output holds, from now on
         number = versions.next_number(out, lease.generation)  # the version this run publishes
         return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check,
-                           stop, documents_only, number)  # fmt: skip
+                           stop, documents_only, number,
+                           files_for_lock.create if files_for_lock else None)  # fmt: skip
 
 
 def _run_stages(
@@ -220,6 +244,7 @@ def _run_stages(
     stop: threading.Event | None = None,
     documents_only: bool = False,
     number: int = 0,
+    create: Callable[[Location, bytes], bool] | None = None,
 ) -> dict:
     number = number or versions.next_number(out, 0)
     vdir = versions.folder(out, number)  # what this run publishes, invisible until committed
@@ -372,7 +397,8 @@ def _run_stages(
     write_report(vdir)
     # the switch: readers see this version from the instant its commit record exists
     versions.commit(out, number, {"generation": number, "manifest": "manifest.json",
-                                  "counts": counts, "files": published}, guard)  # fmt: skip
+                                  "counts": counts, "files": published},
+                    guard, create)  # fmt: skip
     fence()
     # load_dataset(DIR) opens this version's data/ (not _stages/, not another version's)
     (out / CARD).write_text(card_text(manifest, versions.folder(out, number).relative_to(out)))

@@ -19,9 +19,11 @@ another run's token. The renew thread rewrites the file only while it is still t
 Generation numbers are never reused: a run that ends marks its generation released instead
 of deleting it, and a new holder deletes only the generations before its own, so a stale
 holder of generation N can never mistake a later holder's N for its own (ABA: `curate serve`
-takes and releases the lock every cycle). A store with no atomic create (gs://, hdfs://,
-abfs:// through pyarrow) cannot be locked: run/preflight.py refuses it unless
-output.single_writer says the run is its only writer, and the run then goes on unlocked.
+takes and releases the lock every cycle). gs://, hdfs:// and abfs:// have no atomic create
+through pyarrow.fs: there the lock's files go through the cluster's Hadoop connector
+(engine/storage.py HadoopLockFiles), whose create(overwrite=false) is atomic; where the
+cluster has no connector for the scheme, the run is refused unless output.single_writer says
+it is the output's only writer, and it then goes on unlocked.
 """
 
 from __future__ import annotations
@@ -65,8 +67,31 @@ class OutputBusy(RuntimeError):
 MARGIN = 0.1
 
 
+class LockFiles:
+    """How the lock's files are listed, read, written and created only-if-absent: through
+    pyarrow.fs (a local disk, S3). engine/storage.py HadoopLockFiles does the same through
+    the cluster's Hadoop connector, whose create(overwrite=false) is atomic on HDFS (the
+    NameNode), GCS (ifGenerationMatch=0) and ABFS (If-None-Match: *)."""
+
+    def names(self, folder: Location) -> list[str]:
+        return [f.name for f in folder.files()]
+
+    def read(self, f: Location) -> bytes:
+        return f.read_bytes()
+
+    def write(self, f: Location, data: bytes) -> None:
+        f.write_bytes(data)
+
+    def create(self, f: Location, data: bytes) -> bool:
+        return f.create_exclusive(data)
+
+    def delete(self, f: Location) -> None:
+        f.delete()
+
+
 class Lease:
-    def __init__(self, out: Location, seconds: float):
+    def __init__(self, out: Location, seconds: float, files: LockFiles | None = None):
+        self.files = files or LockFiles()
         self.out, self.dir, self.seconds = out, out / LOCK_NAME, seconds
         self.generation = 0
         self.token = uuid.uuid4().hex
@@ -76,8 +101,8 @@ class Lease:
 
     def _generations(self) -> list[int]:
         return sorted(
-            int(f.name[:-5]) for f in self.dir.files()
-            if f.name.endswith(".json") and f.name[:-5].isdigit()
+            int(n[:-5]) for n in self.files.names(self.dir)
+            if n.endswith(".json") and n[:-5].isdigit()
         )  # fmt: skip
 
     def _file(self, n: int) -> Location:
@@ -92,7 +117,7 @@ class Lease:
         """The newest generation's content, None if its lease has lapsed."""
         f = self._file(n)
         try:
-            held = json.loads(f.read_text())
+            held = json.loads(self.files.read(f))
         except FileNotFoundError:
             return None  # released meanwhile
         except (OSError, ValueError):
@@ -114,7 +139,7 @@ class Lease:
                     "there; wait for it to finish or choose another folder"
                 )
         started = time.monotonic()
-        if not self._file(newest + 1).create_exclusive(self._body()):
+        if not self.files.create(self._file(newest + 1), self._body()):
             raise OutputBusy(
                 f"--output {self.out}: another curate run took the lock at the same moment; "
                 "wait for it to finish or choose another folder"
@@ -122,7 +147,7 @@ class Lease:
         self.generation = newest + 1
         self.valid_until = started + self.seconds * (1 - MARGIN)
         for old in gens:  # earlier generations: nobody holds them; the newest number stays
-            self._file(old).delete()
+            self.files.delete(self._file(old))
 
     def _lose(self, why: str) -> None:
         self.lost = self.lost or (
@@ -139,7 +164,7 @@ class Lease:
             self._lose(f"another run took it over: generation {newest}, this run's "
                        f"{self.generation}")  # fmt: skip
         try:
-            held = json.loads(self._file(self.generation).read_text())
+            held = json.loads(self.files.read(self._file(self.generation)))
         except (OSError, ValueError):
             held = {}
         if held.get("token") != self.token or held.get("released"):
@@ -154,7 +179,7 @@ class Lease:
             self._verify()
         except OutputBusy:
             return  # check() raises it at the next write
-        self._file(self.generation).write_bytes(self._body())
+        self.files.write(self._file(self.generation), self._body())
         self.valid_until = started + self.seconds * (1 - MARGIN)
 
     def check(self) -> None:
@@ -175,7 +200,7 @@ class Lease:
             self._verify()
         except OutputBusy:
             return
-        self._file(self.generation).write_bytes(json.dumps({
+        self.files.write(self._file(self.generation), json.dumps({
             "owner": self.owner, "token": self.token, "host": _HOST, "pid": os.getpid(),
             "expires": 0, "released": True}).encode())  # fmt: skip
 
@@ -207,9 +232,12 @@ class NoLock:
 
 
 @contextmanager
-def hold(out: Location | str, lease_seconds: float = 300.0) -> Iterator[Lease | NoLock]:
+def hold(out: Location | str, lease_seconds: float = 300.0,
+         files: LockFiles | None = None) -> Iterator[Lease | NoLock]:  # fmt: skip
+    """The lock on `out` while the block runs (`files`: how its files are reached; pyarrow.fs
+    by default)."""
     out = Location.of(out)
-    lease = Lease(out, lease_seconds)
+    lease = Lease(out, lease_seconds, files)
     try:
         lease.acquire()
     except NoExclusiveCreate as e:

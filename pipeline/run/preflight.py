@@ -192,15 +192,24 @@ def check_inputs(cfg: Config, files: list[str]) -> None:
 
 
 def check_lockable(cfg: Config, output: str | Path | Location) -> None:
-    """An output on a store that cannot be locked is refused unless output.single_writer."""
+    """Before Spark starts: a scheme no filesystem of ours can lock (neither pyarrow.fs nor a
+    Hadoop connector the cluster may have: gs, hdfs and abfs have both) is refused unless
+    output.single_writer. gs://, hdfs://, abfs:// are decided once Spark runs
+    (run/orchestrate.py lock_files_for): locked through the cluster's connector, or refused."""
     out = Location.of(output)
-    if not out.can_lock and not cfg.output.single_writer:
-        raise ConfigError(
-            f"--output {output}: {out.scheme}:// offers no atomic create-if-absent through "
-            "pyarrow.fs, so the run cannot lock it and two runs writing there at once would "
-            "corrupt each other; set output.single_writer: true if only this run ever writes "
-            "there, or write to a local disk or s3:// (docs/running.md: the run lock)"
-        )
+    if out.can_lock or cfg.output.single_writer or out.scheme in HADOOP_LOCKABLE:
+        return
+    raise ConfigError(
+        f"--output {output}: {out.scheme}:// offers no atomic create-if-absent, so the run "
+        "cannot lock it and two runs writing there at once would corrupt each other; set "
+        "output.single_writer: true if only this run ever writes there, or write to a local "
+        "disk, s3://, gs://, hdfs:// or abfs:// (docs/running.md: the run lock)"
+    )
+
+
+# Where the cluster's Hadoop connector creates atomically (FileSystem.create without
+# overwrite): HDFS's NameNode, GCS's ifGenerationMatch=0, ABFS's If-None-Match.
+HADOOP_LOCKABLE = ("gs", "hdfs", "abfs")
 
 
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
