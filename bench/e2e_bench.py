@@ -47,7 +47,7 @@ from pipeline.examples.corpus import (
     with_duplicates,
     write_pages_warc,
 )
-from pipeline.outputs.versions import published_path
+from pipeline.versions import published_path
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"

@@ -33,7 +33,7 @@ from warcio.warcwriter import WARCWriter
 from pipeline.config import ExtractConf, load_config
 from pipeline.document.extract import process_record
 from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
-from pipeline.outputs.versions import published_path
+from pipeline.versions import published_path
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from pss import PeakPss  # noqa: E402
 
-from pipeline.outputs.versions import published_path  # noqa: E402
+from pipeline.versions import published_path  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "jvm_heap"
 WARCS = sorted((ROOT / "bench" / "work" / "e2e" / "warc").glob("*.warc.gz"))

@@ -53,7 +53,7 @@ def main() -> int:
     from pipeline.config import load_config
     from pipeline.examples.sample import write_sample_warc
     from pipeline.outputs.tokens.shards import TokenShards
-    from pipeline.outputs.versions import published_path
+    from pipeline.versions import published_path
 
     WORK.mkdir(parents=True, exist_ok=True)
     inputs = args.input

@@ -34,7 +34,7 @@ from pipeline.config import load_config  # noqa: E402
 from pipeline.document.extract import extract_text  # noqa: E402
 from pipeline.document.langid import cheap_view, load_fasttext, predict_languages  # noqa: E402
 from pipeline.examples.corpus import folder_pages, with_duplicates, write_pages_warc  # noqa: E402
-from pipeline.outputs.versions import published_path  # noqa: E402
+from pipeline.versions import published_path  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "prefilter"
 THRESHOLDS = (0.5, 0.65, 0.8, 0.9, 0.95)

@@ -41,7 +41,7 @@ from pss import PeakPss  # noqa: E402
 
 from pipeline.config import load_config  # noqa: E402
 from pipeline.examples.corpus import Page, small_edit, with_duplicates, write_pages_warc  # noqa: E402
-from pipeline.outputs.versions import published_path  # noqa: E402
+from pipeline.versions import published_path  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
 WORK = ROOT / "bench" / "work" / "scale"

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.examples.corpus import Page, write_pages_warc  # noqa: E402
-from pipeline.outputs.versions import published_path  # noqa: E402
 from pipeline.run import sizing  # noqa: E402
+from pipeline.versions import published_path  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 WORK = ROOT / "bench" / "work" / "sizing"

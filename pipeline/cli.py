@@ -43,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
         help="rerun the steps whose settings changed on the output's stored text",
     )
     r.add_argument(
+        "--dedup-against", nargs="+", default=None, metavar="OUTPUT",
+        help="earlier outputs whose documents this run must not repeat (dedup.against)",
+    )  # fmt: skip
+    r.add_argument(
         "--verbose", action="store_true", help="show Spark's task failure logs and stack traces"
     )
     cf = sub.add_parser(
@@ -206,7 +210,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _versions(args: argparse.Namespace) -> int:
-    from pipeline.outputs import versions
+    from pipeline import versions
 
     try:
         now = versions.current(args.dir)
@@ -232,7 +236,7 @@ def _tokens(args: argparse.Namespace) -> int:
     from pipeline.engine.models import resolve
     from pipeline.location import Location
     from pipeline.outputs.tokens.shards import TokenShards
-    from pipeline.outputs.versions import NoVersion, published_dir
+    from pipeline.versions import NoVersion, published_dir
 
     d = Location.of(args.dir)
     try:
@@ -314,6 +318,8 @@ def _run_spark(cfg, args: argparse.Namespace):
 def _run(args: argparse.Namespace) -> int:
     try:
         cfg = _load_config(args)
+        if args.dedup_against:
+            cfg.dedup.against = list(args.dedup_against)
         inputs = args.input or cfg.input.paths
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
@@ -434,7 +440,7 @@ def _listen(explorer, args: argparse.Namespace):
 
 def _explore(args: argparse.Namespace) -> int:
     from pipeline.outputs.explore.server import Explorer
-    from pipeline.outputs.versions import NoVersion, published_dir
+    from pipeline.versions import NoVersion, published_dir
 
     try:
         published_dir(args.dir)
@@ -570,7 +576,7 @@ def _main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "report":
         from pipeline.outputs.report import write_report
-        from pipeline.outputs.versions import NoVersion, published_dir
+        from pipeline.versions import NoVersion, published_dir
 
         try:
             published_dir(args.dir)

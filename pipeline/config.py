@@ -478,6 +478,18 @@ class ExactDedupConf(_Section):
     enabled: bool = True
 
 
+class DedupConf(_Section):
+    # Earlier outputs (paths or URIs) whose current version's documents this run's must not
+    # repeat: a document with the exact key of one of theirs, or a near duplicate of one
+    # (same LSH bucket, signatures agreeing on near_dedup.threshold), is dropped as
+    # `prior_dup:exact` / `prior_dup:near` naming it. Each output keeps its own dedup by
+    # default (FineWeb deduplicates per dump; Dolma, RedPajama across): [] = off.
+    against: list[str] = Field(default_factory=list)
+    # Write the dedup index with each version (versions/N/index/: kept documents' exact
+    # keys, MinHash signatures and band keys), what a later run's `against` reads.
+    index: bool = True
+
+
 class NearDedupConf(_Section):
     enabled: bool = True
     shingle_size: int = Field(5, ge=1)  # word 5-grams: datatrove / FineWeb
@@ -621,7 +633,7 @@ class OutputConf(_Section):
     # gs://, hdfs://, abfs:// are locked through the cluster's Hadoop connector; where it has
     # none, a run there is refused unless this says only one run ever writes the output.
     single_writer: bool = False
-    # Published versions kept (DIR/versions/; outputs/versions.py): the current one and the
+    # Published versions kept (DIR/versions/; pipeline/versions.py): the current one and the
     # one before it at least, which a reader who opened it just before the switch still reads.
     keep_versions: int = Field(2, ge=2)
     # A console line on the running pass or corpus step (done, rate, ETA) this often.
@@ -654,6 +666,7 @@ class Config(_Section):
     quality: QualityConf = Field(default_factory=QualityConf)
     decontamination: DecontaminationConf = Field(default_factory=DecontaminationConf)
     pii: PiiConf = Field(default_factory=PiiConf)
+    dedup: DedupConf = Field(default_factory=DedupConf)
     exact_dedup: ExactDedupConf = Field(default_factory=ExactDedupConf)
     near_dedup: NearDedupConf = Field(default_factory=NearDedupConf)
     sources: SourcesConf = Field(default_factory=SourcesConf)

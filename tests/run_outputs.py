@@ -8,11 +8,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from pipeline.location import Location
-from pipeline.outputs.versions import current_dir
+from pipeline.versions import current_dir
 
 
 def published(out: Path | str | Location) -> Path | Location:
-    """DIR/versions/N of the newest committed version (outputs/versions.py): a Path for a
+    """DIR/versions/N of the newest committed version (pipeline/versions.py): a Path for a
     local output given as a path, a Location for one given as a Location."""
     found = current_dir(out)
     return found if isinstance(out, Location) else Path(found.uri)

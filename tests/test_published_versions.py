@@ -1,4 +1,4 @@
-"""An output is a versioned dataset (pipeline/outputs/versions.py): each run publishes a
+"""An output is a versioned dataset (pipeline/versions.py): each run publishes a
 version in its own folder and switches readers with one atomic create of its commit record;
 readers (the dataset card, a glob of the current version) never see a partial one."""
 
@@ -14,8 +14,8 @@ import pytest
 import yaml
 from run_outputs import published
 
+from pipeline import versions
 from pipeline.location import Location
-from pipeline.outputs import versions
 from pipeline.run.output_lock import OutputBusy
 
 

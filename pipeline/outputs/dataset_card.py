@@ -1,5 +1,5 @@
 """DIR/README.md: a Hugging Face dataset card, so the output folder opens as a dataset: the
-current version's (outputs/versions.py), rewritten in one write after each commit.
+current version's (pipeline/versions.py), rewritten in one write after each commit.
 
 Without it `datasets.load_dataset(DIR)` takes every Parquet file under DIR, the run's own
 stage files (_stages/) among them, and fails on their differing columns. The card's YAML

@@ -43,6 +43,7 @@ from pipeline.stages.kept_rows import (
     narrow,
     write_lookup,
 )
+from pipeline.stages.prior_dedup import INDEX, index_frame
 from pipeline.stages.registry import stage_metadata
 from pipeline.stages.step import Stage
 
@@ -196,7 +197,8 @@ def corpus_half(
         return SparkProgress(sc, where, cfg.output.progress_seconds)
 
     for st in corpus:
-        fp = fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version)
+        fp = fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version,
+                         *([st.corpus_inputs(cfg)] if st.corpus_inputs else []))  # fmt: skip
         with step(st.name):
             rows, res = materialize(
                 spark,
@@ -283,6 +285,12 @@ def corpus_half(
             "rejected": write_parquet(ledger_output(frames, n_ledger), publish / "rejected",
                                       cfg.output.compression, cfg.output.spark_io, file_rows=True),
         }  # fmt: skip
+        if cfg.dedup.index and len(frames) > 2:  # what a later run's dedup.against reads
+            last = frames[-2]  # the last corpus stage's narrow rows, with the dedup keys
+            kept_pos = kept(kept_rows).select("crawl_pos")  # after the final steps' drops
+            written[INDEX] = write_parquet(index_frame(kept(last).join(kept_pos, "crawl_pos")),
+                                           publish / INDEX, cfg.output.compression,
+                                           cfg.output.spark_io, file_rows=True)  # fmt: skip
         fence()
         for sub, w in written.items():  # a glob of the version's data/ sees its files only
             prune(publish / sub, w.files)

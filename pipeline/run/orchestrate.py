@@ -9,7 +9,7 @@ Layout of an output directory DIR:
                         (exact_dedup, near_dedup) + marker; each reads the previous one's kept rows
   DIR/_stages/kept/     the kept documents, whole, where they were read: the corpus stages'
                         columns brought to them (stages/kept_rows.py), final steps (tokenize) run
-  DIR/versions/N/       what a run publishes (outputs/versions.py), N its lock generation:
+  DIR/versions/N/       what a run publishes (pipeline/versions.py), N its lock generation:
     data/               kept documents, Parquet (zstd), files sized by output.file_bytes;
                         data/lang=xx/ with route_by_language
     rejected/           the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
@@ -35,6 +35,7 @@ from importlib import metadata
 
 from pyspark.sql import SparkSession
 
+from pipeline import versions
 from pipeline.config import Config, ConfigError
 from pipeline.document.extract import extractor_provenance
 from pipeline.engine.capacity import capacity
@@ -47,7 +48,6 @@ from pipeline.engine.storage import (
     resolve,
 )
 from pipeline.location import Location, is_uri
-from pipeline.outputs import versions
 from pipeline.outputs.dataset_card import CARD, card_text
 from pipeline.outputs.report import write_report
 from pipeline.run import driver_preload, output_lock, run_record
@@ -59,6 +59,7 @@ from pipeline.run.preflight import check_run, clear_output
 from pipeline.run.stage_store import StageResult
 from pipeline.run.warmup import warm_workers
 from pipeline.stages.decontamination import summary as decont_summary
+from pipeline.stages.prior_dedup import INDEX, index_settings
 from pipeline.stages.quality import quality_model_paths
 from pipeline.stages.registry import enabled_stages
 from pipeline.stages.step import Stage
@@ -201,7 +202,7 @@ def run(
     documents_only: bool = False,
     overwrite: bool = False,
 ) -> dict:
-    """Run the pipeline and publish a new version of DIR (outputs/versions.py); returns the
+    """Run the pipeline and publish a new version of DIR (pipeline/versions.py); returns the
     manifest (also in DIR/versions/<version>/manifest.json).
     `overwrite`: what an earlier run wrote there is deleted first, under this run's lock, at
     the place Spark resolves the output to (a scheme-less path on HDFS under YARN).
@@ -333,7 +334,7 @@ def _run_stages(
     manifest = {
         "inputs": files,
         "output": str(out),
-        "version": number,  # published in DIR/versions/<version>/ (outputs/versions.py)
+        "version": number,  # published in DIR/versions/<version>/ (pipeline/versions.py)
         "config": cfg.model_dump(mode="json"),
         "config_hash": cfg.section_hash(),
         "versions": package_versions(),
@@ -396,9 +397,11 @@ def _run_stages(
     fence()
     write_report(vdir)
     # the switch: readers see this version from the instant its commit record exists
-    versions.commit(out, number, {"generation": number, "manifest": "manifest.json",
-                                  "counts": counts, "files": published},
-                    guard, create)  # fmt: skip
+    record = {"generation": number, "manifest": "manifest.json", "counts": counts,
+              "files": published}  # fmt: skip
+    if INDEX in published:  # what a later run's dedup.against may compare with
+        record["dedup_index"] = index_settings(cfg)
+    versions.commit(out, number, record, guard, create)
     fence()
     # load_dataset(DIR) opens this version's data/ (not _stages/, not another version's)
     (out / CARD).write_text(card_text(manifest, versions.folder(out, number).relative_to(out)))

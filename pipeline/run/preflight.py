@@ -18,13 +18,13 @@ from pipeline.document.sniff import HEAD_BYTES, mismatch
 from pipeline.document.warc.streams import is_url
 from pipeline.location import Location
 from pipeline.outputs.dataset_card import CARD
-from pipeline.outputs.versions import COMMITS, LEGACY, VERSIONS
 from pipeline.run.inputs import InputError
+from pipeline.versions import COMMITS, LEGACY, VERSIONS
 
 log = logging.getLogger(__name__)
 
 # What a run writes at the top of its output directory (an earlier run may be resumed),
-# and what runs wrote there before outputs were versioned (outputs/versions.py LEGACY).
+# and what runs wrote there before outputs were versioned (pipeline/versions.py LEGACY).
 RUN_ENTRIES = {"_stages", VERSIONS, COMMITS, *LEGACY, ".curate.lock",
                "quality_percentiles.json", CARD}  # fmt: skip
 
@@ -212,8 +212,24 @@ def check_lockable(cfg: Config, output: str | Path | Location) -> None:
 HADOOP_LOCKABLE = ("gs", "hdfs", "abfs")
 
 
+def check_dedup_against(cfg: Config, output: str | Path | Location) -> None:
+    """dedup.against: each earlier output has a published version with a dedup index signed
+    with this run's settings, and none is this run's own output."""
+    if not cfg.dedup.against:
+        return
+    from pipeline.stages.prior_dedup import earlier_versions
+
+    mine = Location.of(output)
+    for given in cfg.dedup.against:
+        if Location.of(given) == mine:
+            raise ConfigError(f"dedup.against: {given} is this run's own --output (its own "
+                              "dedup covers it); name earlier outputs only")  # fmt: skip
+    earlier_versions(cfg)  # ConfigError naming the output and what is wrong
+
+
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
     check_lockable(cfg, output)
+    check_dedup_against(cfg, output)
     check_models(cfg)
     check_lists(cfg)
     check_eval_sets(cfg)

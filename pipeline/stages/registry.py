@@ -13,6 +13,7 @@ from pipeline.stages import (
     langid,
     near_dedup,
     pii,
+    prior_dedup,
     quality,
     quality_buckets,
     rules,
@@ -34,6 +35,7 @@ STAGES: list[Stage] = [
     ),
     quality.STAGE,
     decontamination.STAGE,  # after the filters (it reads their kept text), before dedup keys
+    prior_dedup.STAGE,  # what earlier outputs hold (dedup.against), before this run's dedup
     exact_dedup.STAGE,
     near_dedup.STAGE,
     quality_buckets.STAGE,  # after dedup: the percentiles of the corpus that is kept

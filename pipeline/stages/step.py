@@ -173,6 +173,9 @@ class Stage:
     reads: Callable[[Config], list[str]] | None = None
     # its corpus half keeps state in the output: it is called with the output's Location
     stored: bool = False
+    # what its corpus half reads besides its rows and config (other outputs' versions): in
+    # its fingerprint, so a change reruns it
+    corpus_inputs: Callable[[Config], object] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ledger", self.ledger or self.name)

@@ -29,7 +29,7 @@ import pyarrow.dataset as ds
 from pipeline.location import Location
 from pipeline.markers import listed_files, read_marker
 from pipeline.outputs.explore.checks import check_rows
-from pipeline.outputs.versions import published_dir
+from pipeline.versions import published_dir
 
 # signatures: numbers no reader can use
 _NOT_SHOWN = ("minhash", "bands")

@@ -1,0 +1,156 @@
+"""Stage `prior_dedup`: drop what earlier outputs already hold (`dedup.against`).
+
+Each run publishes a dedup index with its version (`versions/N/index/`, written by
+`index_frame` below): per kept document its id, crawl position, exact key, MinHash signature
+and LSH band keys. A run with `dedup.against: [OUTPUT, ...]` reads those outputs' current
+indexes and, before its own dedup:
+- drops a document whose exact key an indexed document has: `prior_dup:exact`, naming the
+  output and the document;
+- drops a near duplicate of an indexed document: they share an LSH bucket (band, key) and
+  their signatures agree on at least `near_dedup.threshold` of their values (the estimated
+  Jaccard): `prior_dup:near`. Each bucket is represented by its first indexed document (the
+  smallest crawl position): the indexed documents were deduplicated among themselves, so a
+  bucket's members are rarely near duplicates of each other, and the work stays one
+  comparison per band and document, however large a template's bucket.
+Documents already published in the earlier outputs are never touched.
+
+The index is not partitioned by key yet: a lookup reads every indexed document's narrow
+columns (~0.6 KB each with 14 x 8 MinHash values).
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from pipeline import versions
+from pipeline.config import Config, ConfigError
+from pipeline.engine.storage import read_parquet
+from pipeline.stages.exact_dedup import mark_rejected
+from pipeline.stages.near_dedup import _agreement, signature_settings
+from pipeline.stages.step import Stage
+
+INDEX = "index"  # versions/N/index/*.parquet
+INDEX_SCHEMA = StructType([
+    StructField("doc_id", StringType()),
+    StructField("crawl_pos", LongType()),
+    StructField("exact_key", StringType()),
+    StructField("minhash", ArrayType(IntegerType())),
+    StructField("bands", ArrayType(LongType())),
+])  # fmt: skip
+
+
+def index_settings(cfg: Config) -> dict:
+    """What makes two indexes comparable: the near-dedup signature settings (band keys and
+    signatures of other settings never match), and whether exact keys are there."""
+    return {"exact": cfg.exact_dedup.enabled,
+            "near": signature_settings(cfg) if cfg.near_dedup.enabled else None}  # fmt: skip
+
+
+def index_frame(rows: DataFrame) -> DataFrame:
+    """The index of kept narrow rows: the columns of INDEX_SCHEMA, nulls where a dedup stage
+    was off."""
+    cols = [F.col(f.name) if f.name in rows.columns else F.lit(None).cast(f.dataType).alias(f.name)
+            for f in INDEX_SCHEMA.fields]  # fmt: skip
+    return rows.select(*cols)
+
+
+def _earlier(cfg: Config) -> list[tuple[str, versions.Version]]:
+    """Each earlier output's current version, checked against this run's settings."""
+    out = []
+    mine = index_settings(cfg)
+    for given in cfg.dedup.against:
+        try:
+            v = versions.current(given)
+        except versions.NoVersion as e:
+            raise ConfigError(f"dedup.against: {e}") from None
+        theirs = v.record.get("dedup_index")
+        if theirs is None:
+            raise ConfigError(
+                f"dedup.against: {given} version {v.number} has no dedup index (dedup.index "
+                "was off, or it predates indexes): rerun it"
+            )
+        if mine["near"] is not None and theirs.get("near") != mine["near"]:
+            raise ConfigError(
+                f"dedup.against: {given} was signed with other near-dedup settings "
+                f"({theirs.get('near')}; this run: {mine['near']}): their band keys never "
+                "match; use the same near_dedup shingle_size, bands, rows, seed, "
+                "per_language and word_splitter"
+            )
+        out.append((given, v))
+    return out
+
+
+def earlier_versions(cfg: Config) -> object:
+    """What the corpus half reads besides its rows: the outputs and the version of each (a
+    newer version of one reruns the stage)."""
+    return [(given, v.number) for given, v in _earlier(cfg)]
+
+
+def read_indexes(spark: SparkSession, cfg: Config) -> DataFrame:
+    """Every earlier output's index rows, with `_output` (its name as given)."""
+    frames = []
+    for given, v in _earlier(cfg):
+        files = [v.dir / INDEX / f["file"] for f in v.record.get("files", {}).get(INDEX, [])]
+        rows = read_parquet(spark, files, INDEX_SCHEMA, cfg.output.spark_io)
+        frames.append(rows.withColumn("_output", F.lit(given)))
+    return reduce(DataFrame.unionByName, frames)
+
+
+def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+    """The corpus half: every row given, those held by an earlier output marked."""
+    index = read_indexes(spark, cfg)
+    out = docs
+    if "exact_key" in docs.columns:
+        earliest = F.min(F.struct("_output", "crawl_pos", "doc_id")).alias("_prior")
+        first = index.where(F.col("exact_key").isNotNull()).groupBy("exact_key").agg(earliest)
+        out = out.join(first, "exact_key", "left")
+        out = mark_rejected(out, F.col("_prior").isNotNull(), "prior_dup", "exact",
+                            F.format_string("in %s as %s", F.col("_prior._output"),
+                                            F.col("_prior.doc_id"))).drop("_prior")  # fmt: skip
+    if "minhash" in docs.columns and cfg.near_dedup.enabled:
+        n = cfg.near_dedup.bands * cfg.near_dedup.rows
+        # each bucket of the earlier outputs: its first document
+        buckets = (index.where(F.col("bands").isNotNull())
+                   .select("_output", "crawl_pos", "doc_id", "minhash",
+                           F.posexplode("bands").alias("band", "key"))
+                   .groupBy("band", "key")
+                   .agg(F.min(F.struct("_output", "crawl_pos")).alias("_rep")))  # fmt: skip
+        reps = index.select(F.struct("_output", "crawl_pos").alias("_rep"), "doc_id",
+                            F.col("minhash").alias("_their"))  # fmt: skip
+        mine = out.where(F.col("reject_reason").isNull()).select(
+            "crawl_pos", F.posexplode("bands").alias("band", "key")
+        )
+        pairs = mine.join(buckets, ["band", "key"]).select("crawl_pos", "_rep").distinct()
+        sigs = out.select("crawl_pos", F.col("minhash").alias("_mine"))
+        best = (pairs.join(reps, "_rep").join(sigs, "crawl_pos")
+                .select("crawl_pos", F.struct(_agreement("_mine", "_their", n).alias("j"),
+                                              F.col("_rep._output").alias("o"),
+                                              F.col("doc_id").alias("id")).alias("m"))
+                .where(F.col("m.j") >= F.lit(cfg.near_dedup.threshold))
+                .groupBy("crawl_pos").agg(F.max("m").alias("_near")))  # fmt: skip
+        out = out.join(best, "crawl_pos", "left")
+        out = mark_rejected(out, F.col("_near").isNotNull(), "prior_dup", "near",
+                            F.format_string("in %s as %s, estimated Jaccard %.3f",
+                                            F.col("_near.o"), F.col("_near.id"),
+                                            F.col("_near.j"))).drop("_near")  # fmt: skip
+    return out
+
+
+def _enabled(cfg: Config) -> bool:
+    return bool(cfg.dedup.against) and (cfg.exact_dedup.enabled or cfg.near_dedup.enabled)
+
+
+STAGE = Stage("prior_dedup", ledger="prior_dup", corpus=prior_dedup, enabled=_enabled,
+              sections=("dedup", "near_dedup"), corpus_inputs=earlier_versions,
+              passed="not in an earlier output")  # fmt: skip

@@ -1,0 +1,101 @@
+"""Deduplicating against earlier outputs (`dedup.against`, pipeline/stages/prior_dedup.py):
+each version publishes a dedup index; a later run drops the exact copies and near duplicates
+of what an earlier output kept, naming it, and keeps everything new."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pyarrow.parquet as pq
+import pytest
+from run_outputs import published
+
+from pipeline.config import ConfigError
+from pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def earlier(spark, cfg, tmp_path_factory):
+    """Output A: 60 synthetic pages, its own dedup, its index."""
+    from pipeline.run.orchestrate import run
+
+    root = tmp_path_factory.mktemp("prior")
+    pages = synthetic_pages(60, seed=11, bad_share=0.0)
+    write_pages_warc(root / "a.warc.gz", pages, tag="a")
+    m = run(cfg, [str(root / "a.warc.gz")], root / "A", spark)
+    return root, pages, m
+
+
+def test_each_version_publishes_its_dedup_index(earlier):
+    root, _, m = earlier
+    v = published(root / "A")
+    index = pq.read_table(v / "index").to_pylist()
+    kept = pq.read_table(v / "data", columns=["id"])["id"].to_pylist()
+    assert sorted(r["doc_id"] for r in index) == sorted(kept) and len(kept) == m["counts"]["kept"]
+    assert all(r["exact_key"] and len(r["minhash"]) == 112 and len(r["bands"]) == 14
+               for r in index)  # fmt: skip
+    record = json.loads((root / "A" / "_versions" / f"{m['version']:012d}.json").read_text())
+    assert record["dedup_index"]["near"]["bands"] == 14
+    assert sum(f["rows"] for f in record["files"]["index"]) == len(kept)
+
+
+def test_a_later_run_drops_what_the_earlier_output_kept(earlier, spark, cfg):
+    """B holds exact copies of 8 of A's kept pages and one-word edits of 8 others, under new
+    URLs, and 20 pages of its own: the copies go to the ledger naming A's document, the
+    new pages are kept; A is untouched."""
+    from pipeline.run.orchestrate import run
+
+    root, pages, m = earlier
+    a_dir = published(root / "A")
+    a_kept = {r["url"]: r["id"] for r in pq.read_table(a_dir / "data").to_pylist()}
+    originals = [p for p in pages if p.url in a_kept][:16]
+    rng = random.Random(5)
+    exact = [Page(f"https://mirror.example.net/{i}", p.html) for i, p in enumerate(originals[:8])]
+    near = [Page(f"https://edits.example.net/{i}", small_edit(p.html, rng))
+            for i, p in enumerate(originals[8:])]  # fmt: skip
+    new = [Page(f"https://new.example.com/{i}", p.html)
+           for i, p in enumerate(synthetic_pages(20, seed=99, bad_share=0.0))]  # fmt: skip
+    mixed = exact + near + new
+    rng.shuffle(mixed)
+    write_pages_warc(root / "b.warc.gz", mixed, tag="b")
+    c = cfg.model_copy(deep=True)
+    c.dedup.against = [str(root / "A")]
+    mb = run(c, [str(root / "b.warc.gz")], root / "B", spark)
+    b_dir = published(root / "B")
+    ledger = {r["url"]: r for r in pq.read_table(b_dir / "rejected").to_pylist()}
+    for copy, original in zip(exact, originals[:8], strict=True):
+        r = ledger[copy.url]
+        assert (r["stage"], r["reason"]) == ("prior_dup", "exact"), r
+        assert r["detail"] == f"in {root / 'A'} as {a_kept[original.url]}"
+    for copy, original in zip(near, originals[8:], strict=True):
+        r = ledger[copy.url]
+        assert (r["stage"], r["reason"]) == ("prior_dup", "near"), r
+        assert r["detail"].startswith(f"in {root / 'A'} as {a_kept[original.url]}, estimated")
+    kept = {r["url"] for r in pq.read_table(b_dir / "data", columns=["url"]).to_pylist()}
+    own = {p.url for p in new if p.url not in ledger}
+    assert kept == own and len(own) >= 18  # the new pages, but what B's own filters drop
+    assert not any(r["stage"] == "prior_dup" for u, r in ledger.items() if "new." in u)
+    assert mb["counts"]["rejected"]["prior_dup:exact"] == 8
+    assert mb["counts"]["rejected"]["prior_dup:near"] == 8
+    assert published(root / "A") == a_dir  # A keeps its version
+
+
+def test_an_index_signed_otherwise_is_refused_before_spark(earlier, cfg):
+    from pipeline.run.preflight import check_dedup_against
+
+    root, _, _ = earlier
+    c = cfg.model_copy(deep=True)
+    c.dedup.against = [str(root / "A")]
+    c.near_dedup.bands = 20
+    with pytest.raises(ConfigError, match="other near-dedup settings"):
+        check_dedup_against(c, root / "C")
+    c = cfg.model_copy(deep=True)
+    c.dedup.against = [str(root / "nothing-here")]
+    with pytest.raises(ConfigError, match="no published version"):
+        check_dedup_against(c, root / "C")
+    c.dedup.against = [str(root / "A")]
+    with pytest.raises(ConfigError, match="this run's own --output"):
+        check_dedup_against(c, root / "A")
