@@ -93,3 +93,23 @@ def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, 
         assert all("text" not in cols for cols in moved), (name, moved)
         if name in ("merge", "data"):
             assert not moved, (name, moved)
+
+
+def test_the_corpus_stages_never_read_the_text_column(spark, cfg, sample_warc, tmp_path):
+    """The narrow rows take the text's length the documents pass stored (`text_bytes`, equal
+    to Spark's own octet_length of the stored text in every row), so their scan of the
+    documents store reads no `text` column (issue 52: it read the whole text again)."""
+    import re
+
+    from pipeline.run.orchestrate import run
+    from pipeline.stages.kept_rows import narrow
+
+    out = tmp_path / "out"
+    run(cfg, [str(sample_warc)], out, spark)
+    docs = spark.read.parquet(str(out / "_stages" / "documents" / "chunk-*"))
+    assert docs.where(F.col("text").isNotNull()).count() > 0
+    wrong = docs.where(F.col("text_bytes").eqNullSafe(F.octet_length("text")) == F.lit(False))
+    assert wrong.count() == 0
+    scans = re.findall(r"FileScan parquet \[([^\]]*)\]", _plan(narrow(docs, ["exact_key"])))
+    read = [c.split("#")[0] for scan in scans for c in scan.split(",")]
+    assert "text_bytes" in read and "text" not in read, read

@@ -47,6 +47,7 @@ from pipeline.engine.storage import read_parquet, write_parquet
 from pipeline.location import Location
 from pipeline.run.inputs import input_stamps
 from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker, start_over
+from pipeline.stages.arrow_batches import text_bytes
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import lid_model_path
 from pipeline.stages.read import Paths, opens_now
@@ -210,7 +211,7 @@ def restep(stored: DataFrame, steps: Sequence[Running], schema: pa.Schema) -> Da
                 # drops decided before extraction (no text: the language pre-filter's) stay
                 if r["reject_stage"] not in EXTRACTION_STAGES and r["text"] is not None:
                     r["reject_stage"] = r["reject_reason"] = r["reject_detail"] = None
-            yield pa.RecordBatch.from_pylist(run_steps(rows, steps), schema=schema)
+            yield text_bytes(pa.RecordBatch.from_pylist(run_steps(rows, steps), schema=schema))
 
     return base.mapInArrow(run, spark_schema(schema))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 # Flush a batch early once its binary/text columns reach this size (HTML rows are large).
 MAX_BATCH_BYTES = 32 << 20
@@ -24,10 +25,23 @@ def rows_to_batches(
         buf.append(row)
         size += len(row.get("payload") or b"") + len(row.get("text") or "")
         if len(buf) >= max_rows or size >= MAX_BATCH_BYTES:
-            yield pa.RecordBatch.from_pylist(prepare(buf) if prepare else buf, schema=schema)
+            yield text_bytes(pa.RecordBatch.from_pylist(prepare(buf) if prepare else buf,
+                                                        schema=schema))  # fmt: skip
             buf, size = [], 0
     if buf:
-        yield pa.RecordBatch.from_pylist(prepare(buf) if prepare else buf, schema=schema)
+        yield text_bytes(pa.RecordBatch.from_pylist(prepare(buf) if prepare else buf,
+                                                    schema=schema))  # fmt: skip
+
+
+def text_bytes(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch with `text_bytes` (where its schema has it) set to each text's UTF-8 length,
+    as the steps left it: what sizes data/'s files, stored so the corpus stages never read
+    the text column for it."""
+    i = batch.schema.get_field_index("text_bytes")
+    if i < 0 or "text" not in batch.schema.names:
+        return batch
+    lengths = pc.binary_length(batch.column("text")).cast(pa.int64())
+    return batch.set_column(i, batch.schema.field(i), lengths)
 
 
 def map_batches(

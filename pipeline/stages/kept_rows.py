@@ -44,10 +44,11 @@ CACHED_FILES = 4  # input files' lookups a task keeps (its rows come from one or
 
 
 def narrow(docs: DataFrame, keys: Sequence[str]) -> DataFrame:
-    """The columns the corpus stages move: NARROW, the text's length, and their keys (`keys`
-    present in docs)."""
-    return docs.select(*NARROW, F.octet_length("text").cast("long").alias("text_bytes"),
-                       *[k for k in keys if k in docs.columns])  # fmt: skip
+    """The columns the corpus stages move: NARROW, the text's length (stored by the documents
+    pass: the text column is never read here), and their keys (`keys` present in docs)."""
+    length = (F.col("text_bytes") if "text_bytes" in docs.columns  # stored by the pass
+              else F.octet_length("text").cast("long").alias("text_bytes"))  # fmt: skip
+    return docs.select(*NARROW, length, *[k for k in keys if k in docs.columns])
 
 
 def data_groups(kept: DataFrame, n_inputs: int, text_per_file: float, files: int = 0

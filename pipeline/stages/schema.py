@@ -50,6 +50,8 @@ DOC_SCHEMA = pa.schema(
         # where the text came from: "balanced/trafilatura" (strategy/extractor), or the backend
         pa.field("extractor", pa.string()),
         pa.field("text", pa.string()),
+        # its UTF-8 length after every per-document step (stages/arrow_batches.py text_bytes)
+        pa.field("text_bytes", pa.int64()),
     ]
     + REJECT_FIELDS
 )
