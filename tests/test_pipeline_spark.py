@@ -277,3 +277,26 @@ def test_a_retune_keeps_the_prefilter_drops(spark, cfg, sample_warc, tmp_path):
     docs = {d["doc_id"]: d for d in pq.read_table(out / "_stages" / "documents").to_pylist()}
     assert all(docs[i]["lang"] not in (None, "en") and docs[i]["text"] is None for i in early)
     assert m["counts"]["read"] == m["counts"]["kept"] + sum(m["counts"]["rejected"].values())
+
+
+def test_small_files_share_tasks_and_give_the_same_output(spark, cfg, tmp_path):
+    """40 WARCs of 3 pages: read several to a task (one documents-store file for the chunk,
+    not 40), with the documents, ledger and counts of a run reading one file a task."""
+    from run_outputs import run_outputs
+
+    from pipeline.examples.corpus import synthetic_pages, write_pages_warc
+
+    pages = synthetic_pages(120, seed=21)
+    inputs = []
+    for i in range(40):
+        inputs.append(str(tmp_path / "in" / f"{i:02d}.warc.gz"))
+        write_pages_warc(inputs[-1], pages[3 * i : 3 * i + 3], tag=f"f{i}")
+    packed = run(cfg, inputs, tmp_path / "packed", spark)
+    one_each = cfg.model_copy(deep=True)
+    one_each.read.splits_per_file = 1  # the user's splits: no packing
+    plain = run(one_each, inputs, tmp_path / "plain", spark)
+    assert run_outputs(tmp_path / "packed") == run_outputs(tmp_path / "plain")
+    assert packed["counts"] == plain["counts"] and packed["counts"]["read"] == 120
+    stored = {name: len(list((tmp_path / name / "_stages" / "documents").rglob("part-*")))
+              for name in ("packed", "plain")}  # fmt: skip
+    assert stored["packed"] < 10 <= 40 <= stored["plain"], stored

@@ -76,3 +76,19 @@ def test_member_detection():
     stream = io.BytesIO(noise + member)
     assert find_member_start(stream, 1000, 10**9) == len(noise) + 1000
     assert find_member_start(io.BytesIO(noise + member), 0, len(noise)) is None
+
+
+def test_small_files_are_packed_into_shared_tasks_in_crawl_order():
+    from pipeline.stages.read import plan_tasks
+
+    files = [f"/in/{i}.warc.gz" for i in range(6)]
+    sizes = {f: 1000 for f in files} | {files[3]: 10_000}  # one large file in the middle
+    tasks = plan_tasks(files, 2, 10, sizes, pack_bytes=2500)
+    assert tasks == [
+        [(10, files[0], 0, 1), (11, files[1], 0, 1), (12, files[2], 0, 1)],  # 3,000 >= 2,500
+        [(13, files[3], 0, 2)], [(13, files[3], 1, 2)],  # its byte ranges, a task each
+        [(14, files[4], 0, 1), (15, files[5], 0, 1)],
+    ]
+    unknown = plan_tasks(files, 2, 0, {}, pack_bytes=2500)  # sizes unknown (URLs): split
+    assert len(unknown) == 12 and all(len(t) == 1 for t in unknown)
+    assert plan_tasks(files, 1, 0, sizes) == [[(i, f, 0, 1)] for i, f in enumerate(files)]

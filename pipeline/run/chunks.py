@@ -197,6 +197,17 @@ def prefilter_settings(cfg: Config) -> list:
     return [picked, digest(lid_model_path(cfg))]
 
 
+# A reading task holds at least this many bytes of small files (~1 s of reading and
+# extracting), so packing never makes tasks that are mostly start-up.
+MIN_PACK_BYTES = 4 << 20
+
+
+def pack_bytes(sizes: dict[str, int], cores: int) -> int:
+    """Files below this size are packed into shared tasks: a chunk's known bytes over twice
+    the cores (the tasks the splits aim at), at least MIN_PACK_BYTES."""
+    return max(MIN_PACK_BYTES, sum(sizes.values()) // max(1, 2 * cores))
+
+
 def restep(stored: DataFrame, steps: Sequence[Running], schema: pa.Schema) -> DataFrame:
     """A chunk's stored rows with the per-document steps run again from their text: drops by
     extraction stay, every later drop and step field is recomputed."""
@@ -304,7 +315,8 @@ def documents_pass(
     root.mkdir()
     if force:
         (root / CHUNKING).delete()
-    per_chunk = chunk_bytes(cfg, capacity(spark, cfg.chunks.cores).cores, root)
+    cores = capacity(spark, cfg.chunks.cores).cores
+    per_chunk = chunk_bytes(cfg, cores, root)
     chunks = cut_chunks(files, cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
     (root / MARKER).delete()  # complete again once every chunk is
     stamps = input_stamps(files)  # sizes and mtimes: one listing per folder on a store
@@ -340,10 +352,13 @@ def documents_pass(
                 status = "ran"
                 start_over(path)
                 told = spark.sparkContext.accumulator([], Paths())
+                sizes = {f: stamps[f][0] for f in chunk.files if stamps.get(f)}
                 rows_df = read_and_extract(
                     spark, list(chunk.files), cfg, splits_for(len(chunk.files)), steps=steps,
                     fields=fields, extract_seconds=extract_seconds, first_index=chunk.first,
-                    unopened=told,
+                    unopened=told, sizes=sizes,
+                    # splits the user set are kept as set: no packing then
+                    pack_bytes=0 if cfg.read.splits_per_file else pack_bytes(sizes, cores),
                 )  # fmt: skip
             written = write_parquet(rows_df, path, cfg.output.compression, io)
             if status == "ran":

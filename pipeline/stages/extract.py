@@ -80,9 +80,12 @@ def read_and_extract(
     extract_seconds: Accumulator | None = None,
     first_index: int = 0,
     unopened: Accumulator | None = None,
+    sizes: dict[str, int] | None = None,
+    pack_bytes: int = 0,
 ) -> DataFrame:
     """A row for every record of `files`; decode/extract failures and the steps' drops are
-    rejections. `extract_seconds`, if given, sums the time spent decoding and extracting."""
+    rejections. `extract_seconds`, if given, sums the time spent decoding and extracting.
+    `sizes`, `pack_bytes`: small files read several to a task (stages/read.py plan_tasks)."""
     # One cache scope per run: payloads repeated within this run are extracted once.
     extract = partial(process_record, s=cfg.extract, read=cfg.read, scope=uuid.uuid4().hex,
                       screen=language_screen(spark, cfg))  # fmt: skip
@@ -112,5 +115,6 @@ def read_and_extract(
     prepare = partial(run_steps, steps=steps) if steps else None
     return read_warcs(
         spark, files, cfg, splits_per_file, then=extract, schema=with_fields(DOC_SCHEMA, fields),
-        prepare=prepare, first_index=first_index, unopened=unopened,
+        prepare=prepare, first_index=first_index, unopened=unopened, sizes=sizes,
+        pack_bytes=pack_bytes,
     )  # fmt: skip
