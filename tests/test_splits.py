@@ -86,7 +86,8 @@ def test_small_files_are_packed_into_shared_tasks_in_crawl_order():
     tasks = plan_tasks(files, 2, 10, sizes, pack_bytes=2500)
     assert tasks == [
         [(10, files[0], 0, 1), (11, files[1], 0, 1), (12, files[2], 0, 1)],  # 3,000 >= 2,500
-        [(13, files[3], 0, 2)], [(13, files[3], 1, 2)],  # its byte ranges, a task each
+        [(13, files[3], 0, 2)],
+        [(13, files[3], 1, 2)],  # its byte ranges, a task each
         [(14, files[4], 0, 1), (15, files[5], 0, 1)],
     ]
     unknown = plan_tasks(files, 2, 0, {}, pack_bytes=2500)  # sizes unknown (URLs): split
