@@ -56,7 +56,7 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
         out = tmp_path / f"p{parts}"
         budget = write_mixture(spark, _kept(spark, parts), _cfg(), out)
         outs.append((out, budget))
-    files = [_files(published(o) / "shards") | _files(published(o) / "tokens") for o, _ in outs]
+    files = [_files(o / "shards") | _files(o / "tokens") for o, _ in outs]
     assert files[0] and files[0] == files[1] == files[2]
     budget = outs[0][1]
     assert budget == outs[1][1] == outs[2][1]
@@ -66,18 +66,18 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
     for s in (web, wiki):  # realised within sampling error of the target (100-200 docs)
         assert abs(s["realised_epochs"] - s["epochs"]) < 0.2
     assert budget["total_tokens"] == web["tokens_after"] + wiki["tokens_after"]
-    shards = TokenShards(published(outs[0][0]) / "tokens")
-    rows = pq.read_table(published(outs[0][0]) / "shards").to_pylist()
+    shards = TokenShards(outs[0][0] / "tokens")
+    rows = pq.read_table(outs[0][0] / "shards").to_pylist()
     assert len(shards) == len(rows) == web["docs_after"] + wiki["docs_after"]
-    index = json.loads((published(outs[0][0]) / "tokens" / "index.json").read_text())
+    index = json.loads((outs[0][0] / "tokens" / "index.json").read_text())
     assert sum(s["docs"] for s in index["shards"]) == len(rows)
     # each shard file holds exactly its rows, by the formula: shard = floor(u * n_shards),
     # u = uniform(doc_id, shard seed, repeat), in the order of u; attempts are all cleared
     from pipeline.outputs.mixture.sampling import uniform
 
-    n_shards = len(list((published(outs[0][0]) / "shards").glob("*.parquet")))
+    n_shards = len(list((outs[0][0] / "shards").glob("*.parquet")))
     assert n_shards == budget["shards"] == -(-len(rows) // 64)
-    for f in sorted((published(outs[0][0]) / "shards").glob("*.parquet")):
+    for f in sorted((outs[0][0] / "shards").glob("*.parquet")):
         got = pq.read_table(f).to_pylist()
         u = [uniform(r["id"], 0, r["repeat"]) for r in got]
         assert {int(x * n_shards) for x in u} == {int(f.stem.split("-")[1])}, f.name
@@ -175,7 +175,7 @@ def test_rehydration_repeats_each_document_by_its_cluster_and_language(spark, tm
         kept = spark.createDataFrame(rows, schema).repartition(parts)
         out = tmp_path / f"p{parts}"
         budgets.append(write_mixture(spark, kept, cfg, out))
-        got.append(Counter(r["id"] for r in pq.read_table(published(out) / "shards").to_pylist()))
+        got.append(Counter(r["id"] for r in pq.read_table(out / "shards").to_pylist()))
     assert got[0] == got[1] and budgets[0] == budgets[1]
     want = {r[0]: expected(r[7], r[8]) for r in rows}
     assert max(want.values()) > 1  # the table repeats some of them
