@@ -8,5 +8,5 @@ The layers, bottom up (docs/architecture.md):
 - `outputs/`: what a run publishes (mixture shards, token shards, budget, report);
 - `run/`: the run (orchestration, chunks and markers, preflight, outcomes, lock);
 - `examples/`: the data the project writes itself (sample WARC, demo, test corpora).
-`config.py` is read by all of them; `cli.py` is the `curate` command.
+`config/` is read by all of them; `cli.py` is the `curate` command.
 """

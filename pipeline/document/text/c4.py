@@ -27,7 +27,7 @@ POLICY = (
 def c4_filter(
     text: str, c, sentences: Callable[[str], int] | None = None
 ) -> tuple[str, dict[str, float]]:
-    """(edited text, statistics). `c` holds C4Conf's settings (see pipeline/config.py);
+    """(edited text, statistics). `c` holds C4Conf's settings (see pipeline/config/filters.py);
     `sentences` counts a kept line's sentences (default: a regex on sentence ends)."""
     kept: list[str] = []
     n_sentences = 0
