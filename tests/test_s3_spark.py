@@ -310,3 +310,62 @@ def test_a_store_folder_expands_to_its_archives(s3, s3_inputs, monkeypatch):
     assert expand_inputs([f"s3://{BUCKET}/inputs/"], "") == [uris["a"], uris["b"], uris["c"]]
     with pytest.raises(InputError, match=f"s3://{BUCKET}/models: holds no"):
         expand_inputs([f"s3://{BUCKET}/models"], "")
+
+
+def test_a_driver_paused_past_its_lease_on_s3_publishes_nothing_when_woken(
+    s3, s3_inputs, spark, tmp_path
+):
+    """On S3 as on a disk (tests/test_output_lock.py): run A is frozen (SIGSTOP) once its
+    exact-dedup stage committed, past its lease; run B takes the lock over and publishes;
+    A, woken, stops with one line and exits non-zero. Every object B published (versions,
+    commits, card, stage markers) is unchanged, and B's documents and ledger equal a local
+    run's of the same files."""
+    import yaml
+
+    from pipeline.run.orchestrate import run
+
+    client, env, _ = s3
+    local_dir, uris, c, config = s3_inputs
+    tuned = yaml.safe_load(config.read_text())
+    tuned["output"]["lock_lease_seconds"] = 10
+    short = tmp_path / "short-lease.yaml"
+    short.write_text(yaml.safe_dump(tuned))
+    prefix = "runs/frozen/"
+    out = f"s3://{OUT_BUCKET}/{prefix.rstrip('/')}"
+
+    def keys() -> dict[str, str]:
+        found = {}
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=OUT_BUCKET,
+                                                                     Prefix=prefix):  # fmt: skip
+            for obj in page.get("Contents", []):
+                found[obj["Key"][len(prefix) :]] = obj["ETag"]
+        return found
+
+    a = _popen(env, short, [uris["a"], uris["b"]], out, tmp_path / "a.log")
+    deadline = time.monotonic() + 400
+    while "_stages/exact_dedup/_STAGE.json" not in keys() and a.poll() is None:
+        assert time.monotonic() < deadline, "A never reached near dedup"
+        time.sleep(0.1)
+    assert a.poll() is None, (tmp_path / "a.log").read_text(errors="replace")[-3000:]
+    os.killpg(a.pid, signal.SIGSTOP)  # the driver and its JVM, as a VM pause would
+    try:
+        time.sleep(12)
+        b = _popen(env, short, [uris["a"], uris["b"]], out, tmp_path / "b.log")
+        _finish(b, tmp_path / "b.log")
+        published_keys = {k: e for k, e in keys().items()
+                          if k.startswith(("versions/", "_versions/", "README.md"))
+                          or k.endswith("_STAGE.json")}  # fmt: skip
+        assert any(k.startswith("_versions/") for k in published_keys)
+    finally:
+        os.killpg(a.pid, signal.SIGCONT)
+    assert a.wait(timeout=300) != 0
+    said = (tmp_path / "a.log").read_text(errors="replace")
+    assert "lost its lock" in said and "Traceback" not in said, said[-3000:]
+    after = keys()
+    assert {k: after.get(k) for k in published_keys} == published_keys  # untouched by A
+    assert not any(k.startswith("_versions/") and k not in published_keys for k in after)
+    got = tmp_path / "got"
+    _download(client, OUT_BUCKET, prefix, got)
+    local = tmp_path / "local"
+    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    assert run_outputs(got) == run_outputs(local)
