@@ -46,7 +46,7 @@ from pipeline.engine.progress import RunningTasks
 from pipeline.engine.storage import read_parquet, write_parquet
 from pipeline.location import Location
 from pipeline.run.inputs import input_stamps
-from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker, start_over
+from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker
 from pipeline.stages.arrow_batches import text_bytes
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import lid_model_path
@@ -349,8 +349,7 @@ def documents_pass(
                                       spark_schema(marker_schema(marker)), io)  # fmt: skip
                 rows_df = restep(stored, steps, schema)
             else:
-                status = "ran"
-                start_over(path)
+                status = "ran"  # written beside what is there; the commit prunes the rest
                 told = spark.sparkContext.accumulator([], Paths())
                 sizes = {f: stamps[f][0] for f in chunk.files if stamps.get(f)}
                 rows_df = read_and_extract(
@@ -385,6 +384,8 @@ def documents_pass(
     finally:
         progress.stop.set()
     log.info("%s", progress.line())
+    if guard is not None:
+        guard()
     (root / MARKER).write_text(json.dumps({
         "stage": "documents", "chunks": len(chunks), "rows": sum(r.rows for r in results),
     }, indent=2))  # fmt: skip

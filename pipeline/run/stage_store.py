@@ -86,7 +86,9 @@ def materialize(
                                [f["file"] for f in marker["files"]])  # fmt: skip
     if guard is not None:
         guard()
-    start_over(path)
+    # No start-over: the new files are written beside whatever is there, the new marker
+    # replaces the old one and only then are the old files deleted (commit). A writer that
+    # lost its lock while paused past this point has deleted nothing of its successor's.
     t0 = time.perf_counter()
     built = build()
     if guard is not None:
