@@ -2,8 +2,8 @@
 tokenizer file exists, the inputs are what their names say (the first bytes of local ones),
 and the output directory is safe to write into.
 
-A run deletes and rewrites `data/` and `rejected/` under its output (a local folder or an
-object-store prefix), so it refuses an output that is a file, that holds or sits inside an
+A run publishes versions under its output (a local folder or an object-store prefix) and
+removes old ones, so it refuses an output that is a file, that holds or sits inside an
 input, or that already holds files which are not an earlier run's. Each error names the
 config key or argument, the path and the fix.
 """
