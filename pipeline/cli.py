@@ -194,7 +194,9 @@ def _demo(args: argparse.Namespace) -> int:
     _preload()
     spark = get_spark(cfg, quiet=not args.verbose)
     manifest = run(cfg, [str(warc)], out, spark, force=True)
-    published = out / "versions" / f"{manifest['version']:012d}"
+    from pipeline.versions import VERSIONS, name
+
+    published = out / VERSIONS / name(manifest["version"])
     rows = verdicts(published)
     for r in rows:
         if r["verdict"] == "kept":
@@ -393,7 +395,9 @@ def _run(args: argparse.Namespace) -> int:
         f"read {c['read']} = kept {c['kept']} + rejected {sum(c['rejected'].values())}; "
         f"output in {manifest['output']}"
     )
-    where = f"{manifest['output'].rstrip('/')}/versions/{manifest['version']:012d}"
+    from pipeline.versions import folder
+
+    where = folder(manifest["output"], manifest["version"])
     print(f"published version {manifest['version']}: {where}")
     print(f"report: {where}/report.html (open it in a browser; "
           f"`curate report DIR` rebuilds it)")  # fmt: skip

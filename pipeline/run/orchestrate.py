@@ -404,7 +404,7 @@ def _run_stages(
     versions.commit(out, number, record, guard, create)
     fence()
     # load_dataset(DIR) opens this version's data/ (not _stages/, not another version's)
-    (out / CARD).write_text(card_text(manifest, versions.folder(out, number).relative_to(out)))
+    (out / CARD).write_text(card_text(manifest, vdir.relative_to(out)))
     versions.remove_legacy(out, guard)
     gone = versions.prune(out, cfg.output.keep_versions, number, guard)
     log.info("published version %d (%s)%s", number, vdir, f"; removed {gone}" if gone else "")
