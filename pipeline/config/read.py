@@ -35,6 +35,9 @@ class ReadConf(_Section):
     # Tasks sharing one gzipped input file by byte range; 0 = enough for 2 tasks per core
     # (a little slack for skewed page costs; each task also has a fixed overhead).
     splits_per_file: int = Field(0, ge=0)
+    # With splits_per_file 0, files under a chunk's bytes / (2 x cores) are read several to a
+    # task, each task holding at least this many bytes (stages/read.py plan_tasks).
+    pack_min_bytes: int = Field(4 << 20, ge=0)
 
 
 class UrlFilterConf(_Section):

@@ -69,6 +69,9 @@ class OutputConf(_Section):
     data_files: int = Field(0, ge=0)
     # Parquet bytes per file of data/ and rejected/, about: independent of cores and chunks.
     file_bytes: int = Field(512 << 20, ge=1 << 20)
+    # rejected/ gets one file per core (its write reads the documents store's reject columns)
+    # where files stay at least this big; else files of file_bytes.
+    ledger_min_file_bytes: int = Field(32 << 20, ge=1 << 20)
     # How Spark reads and writes the output location: its own Hadoop connector where the
     # cluster has one for the scheme, else mapInArrow tasks over pyarrow.fs ("auto").
     spark_io: Literal["auto", "hadoop", "python"] = "auto"

@@ -197,15 +197,10 @@ def prefilter_settings(cfg: Config) -> list:
     return [picked, digest(lid_model_path(cfg))]
 
 
-# A reading task holds at least this many bytes of small files (~1 s of reading and
-# extracting), so packing never makes tasks that are mostly start-up.
-MIN_PACK_BYTES = 4 << 20
-
-
-def pack_bytes(sizes: dict[str, int], cores: int) -> int:
+def pack_bytes(sizes: dict[str, int], cores: int, least: int) -> int:
     """Files below this size are packed into shared tasks: a chunk's known bytes over twice
-    the cores (the tasks the splits aim at), at least MIN_PACK_BYTES."""
-    return max(MIN_PACK_BYTES, sum(sizes.values()) // max(1, 2 * cores))
+    the cores (the tasks the splits aim at), at least `least` (read.pack_min_bytes)."""
+    return max(least, sum(sizes.values()) // max(1, 2 * cores))
 
 
 def restep(stored: DataFrame, steps: Sequence[Running], schema: pa.Schema) -> DataFrame:
@@ -357,7 +352,8 @@ def documents_pass(
                     fields=fields, extract_seconds=extract_seconds, first_index=chunk.first,
                     unopened=told, sizes=sizes,
                     # splits the user set are kept as set: no packing then
-                    pack_bytes=0 if cfg.read.splits_per_file else pack_bytes(sizes, cores),
+                    pack_bytes=0 if cfg.read.splits_per_file
+                    else pack_bytes(sizes, cores, cfg.read.pack_min_bytes),
                 )  # fmt: skip
             written = write_parquet(rows_df, path, cfg.output.compression, io)
             if status == "ran":

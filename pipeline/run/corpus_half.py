@@ -276,7 +276,8 @@ def corpus_half(
         else:
             data = grouped_data(spark, cfg, kept_dir, kept_res.files or [], kept_rows.schema)
         n_ledger = ledger_files(sum(counts["rejected"].values()), cfg.output.file_bytes,
-                                capacity(spark, cfg.chunks.cores).cores)  # fmt: skip
+                                capacity(spark, cfg.chunks.cores).cores,
+                                cfg.output.ledger_min_file_bytes)  # fmt: skip
         # into this run's own version folder, which no reader lists before its commit
         fence()
         written = {

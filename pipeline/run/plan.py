@@ -60,7 +60,8 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
     store_files = sum(tasks)
     data_files = cfg.output.data_files or sizing.data_files(r.kept_text_bytes,
                                                             cfg.output.file_bytes)  # fmt: skip
-    ledger_files = sizing.ledger_files(r.rejected, cfg.output.file_bytes, cores)
+    ledger_files = sizing.ledger_files(r.rejected, cfg.output.file_bytes, cores,
+                                       cfg.output.ledger_min_file_bytes)  # fmt: skip
     per_shard = cfg.shards.rows_per_shard or r.kept
     shards = (math.ceil(r.kept_text_bytes / cfg.shards.target_bytes) if cfg.shards.target_bytes
               else math.ceil(r.kept / per_shard))  # fmt: skip

@@ -70,16 +70,11 @@ def data_files(text_bytes: int, file_bytes: int) -> int:
     return max(1, math.ceil(text_bytes * DATA_BYTES_PER_TEXT_BYTE / file_bytes))
 
 
-# rejected/ is written by one task a file, each reading its share of the documents store's
-# narrow columns: below this many bytes a file, fewer tasks than cores are fine.
-LEDGER_MIN_FILE_BYTES = 32 << 20
-
-
-def ledger_files(rows: int, file_bytes: int, cores: int = 1) -> int:
+def ledger_files(rows: int, file_bytes: int, cores: int = 1, least: int = 32 << 20) -> int:
     """rejected/ files for `rows` ledger rows: about `file_bytes` of Parquet each, or one per
-    core where that leaves files of LEDGER_MIN_FILE_BYTES or more (so the write, which reads
-    the whole documents store's reject columns, uses every core: a snapshot's ~120 GB ledger
-    was ~230 tasks on 1,600 cores)."""
+    core where that leaves files of `least` (output.ledger_min_file_bytes) or more (so the
+    write, which reads the whole documents store's reject columns, uses every core: a
+    snapshot's ~120 GB ledger was ~230 tasks on 1,600 cores)."""
     size = rows * LEDGER_ROW_BYTES
     by_size = max(1, math.ceil(size / file_bytes))
-    return max(by_size, min(cores, math.ceil(size / LEDGER_MIN_FILE_BYTES)))
+    return max(by_size, min(cores, math.ceil(size / least)))
