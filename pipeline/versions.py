@@ -72,6 +72,28 @@ class Version:
     def manifest(self) -> dict:
         return json.loads((self.dir / "manifest.json").read_text())
 
+    @property
+    def budget(self) -> dict:
+        return json.loads((self.dir / "budget.json").read_text())
+
+    def files(self, sub: str) -> list[Location]:
+        """What the version holds in `sub` (data, rejected, index): the files its commit
+        lists, its own and those it took over from earlier versions (an appended version)."""
+        return [locate(self.dir, sub, f) for f in self.record.get("files", {}).get(sub, [])]
+
+
+def locate(vdir: Location, sub: str, entry: dict) -> Location:
+    """A file a version lists (its commit's or manifest's `files`, its token index's
+    `shards`): `entry["file"]` in the version's `sub`/, or in version `entry["version"]`'s
+    when an appended version took it over from an earlier one (never copied)."""
+    home = vdir if "version" not in entry else vdir.parent / name(int(entry["version"]))
+    return home / sub / entry["file"]
+
+
+def referenced(record: dict) -> set[int]:
+    """The earlier versions whose files a commit lists (kept while it is)."""
+    return {int(n) for n in record.get("references", [])}
+
 
 def read(out: Location | str, number: int) -> Version:
     out = Location.of(out)
@@ -162,17 +184,21 @@ def prune(out: Location | str, keep: int, mine: int,
     out = Location.of(out)
     done = committed(out)
     keep_set = set(done[-max(2, keep) :]) | {mine}
+    # an appended version lists files of earlier ones: those folders stay while it does
+    held = set().union(*(referenced(read(out, n).record) for n in keep_set if n in done))
     removed = []
+    done_set = set(done)
     for n in done:
         if n in keep_set:
             continue
         if guard is not None:
             guard()
         (out / COMMITS / f"{name(n)}.json").delete()
-        folder(out, n).delete()
+        if n not in held:  # else a later version lists its files: they stay while it does
+            folder(out, n).delete()
         removed.append(n)
     for entry in (out / VERSIONS).names():
-        if entry.isdigit() and int(entry) < mine and int(entry) not in done:
+        if entry.isdigit() and int(entry) < mine and int(entry) not in done_set | held:
             if guard is not None:
                 guard()
             folder(out, int(entry)).delete()  # begun, never committed

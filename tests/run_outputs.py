@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from pipeline.location import Location
-from pipeline.versions import current_dir
+from pipeline.versions import current, current_dir
 
 
 def published(out: Path | str | Location) -> Path | Location:
@@ -18,11 +18,18 @@ def published(out: Path | str | Location) -> Path | Location:
     return found if isinstance(out, Location) else Path(found.uri)
 
 
+def version_rows(out: Path | str | Location, sub: str, columns: list[str] | None = None
+                 ) -> list[dict]:  # fmt: skip
+    """The rows of the current version's `sub` (data, rejected, index): the files its commit
+    lists, those an appended version took over from earlier versions among them."""
+    files = current(out).files(sub)
+    return [r for f in files for r in pq.read_table(f.uri, columns=columns).to_pylist()]
+
+
 def run_outputs(out: Path) -> tuple[list, list]:
-    v = published(out)
-    data = sorted((d["id"], d["text"]) for d in pq.read_table(v / "data").to_pylist())
+    data = sorted((d["id"], d["text"]) for d in version_rows(out, "data"))
     ledger = sorted(
         (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")
-        for r in pq.read_table(v / "rejected").to_pylist()
+        for r in version_rows(out, "rejected")
     )
     return data, ledger

@@ -83,5 +83,10 @@ class OutputConf(_Section):
     # Published versions kept (DIR/versions/; pipeline/versions.py): the current one and the
     # one before it at least, which a reader who opened it just before the switch still reads.
     keep_versions: int = Field(2, ge=2)
+    # A run whose inputs extend the current version's (same settings, code and models, the
+    # earlier inputs unchanged) appends: only the new inputs' documents go through the corpus
+    # stages, deduplicated against the current version's index; its files are listed, never
+    # rewritten (run/increment.py; Delta Lake's append). false: every run a whole version.
+    append: bool = True
     # A console line on the running pass or corpus step (done, rate, ETA) this often.
     progress_seconds: float = Field(10.0, gt=0)

@@ -15,14 +15,20 @@ import yaml
 CARD = "README.md"
 
 
-def card_text(manifest: dict, version: str = ".") -> str:
-    """The card of the version published in `version` (relative to DIR: versions/N)."""
+def card_text(manifest: dict, version: str = ".", earlier: list[str] = ()) -> str:
+    """The card of the version published in `version` (relative to DIR: versions/N);
+    `earlier`: the folders of the versions it appended to, whose files it lists too."""
     v = version.strip("/")
+    folders = [v, *(e.strip("/") for e in earlier)]
+
+    def paths(sub: str) -> str | list[str]:
+        found = [f"{f}/{sub}/**/*.parquet" for f in folders]
+        return found[0] if len(found) == 1 else found
+
     configs = [
-        {"config_name": "default",
-         "data_files": [{"split": "train", "path": f"{v}/data/**/*.parquet"}]},
+        {"config_name": "default", "data_files": [{"split": "train", "path": paths("data")}]},
         {"config_name": "rejected",
-         "data_files": [{"split": "train", "path": f"{v}/rejected/**/*.parquet"}]},
+         "data_files": [{"split": "train", "path": paths("rejected")}]},
     ]  # fmt: skip
     header = yaml.safe_dump({"configs": configs, "pretty_name": _name(manifest)}, sort_keys=False)
     c = manifest["counts"]
@@ -36,7 +42,8 @@ def card_text(manifest: dict, version: str = ".") -> str:
         "",
         f"Curated by curate-pipeline {version} from {len(manifest['inputs'])} input(s), "
         f"finished {manifest['finished']} (config hash `{manifest['config_hash']}`): version "
-        f"{manifest.get('version', '')}, in `{v}/`.",
+        f"{manifest.get('version', '')}, in `{v}/`"
+        + (f" (appended to the files of `{'`, `'.join(folders[1:])}`)." if earlier else "."),
         "",
         f"- read {c['read']:,} records; kept {c['kept']:,} documents (`{v}/data/`, the "
         f"`default` configuration); rejected {rejected:,} (`{v}/rejected/`, the `rejected` "

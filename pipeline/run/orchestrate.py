@@ -50,10 +50,10 @@ from pipeline.engine.storage import (
 from pipeline.location import Location, is_uri
 from pipeline.outputs.dataset_card import CARD, card_text
 from pipeline.outputs.report import write_report
-from pipeline.run import driver_preload, output_lock, run_record
+from pipeline.run import driver_preload, increment, output_lock, run_record
 from pipeline.run.chunks import EXTRACTION_STAGES, Stopped, documents_pass, package_sources
 from pipeline.run.corpus_half import corpus_half, fingerprint, step_settings
-from pipeline.run.inputs import expand_inputs
+from pipeline.run.inputs import expand_inputs, input_stamps
 from pipeline.run.outcomes import LANG_BIN, SCORE_BIN, damage_lines, damage_report
 from pipeline.run.preflight import check_run, clear_output
 from pipeline.run.stage_store import StageResult
@@ -298,8 +298,21 @@ def _run_stages(
     res = StageResult("documents", str(out / "_stages" / "documents"), extract_status,
                       time.perf_counter() - t_docs, sum(r.rows for r in chunk_results))  # fmt: skip
     fp = fingerprint([r.fingerprint for r in chunk_results])  # what dedup is made from
-    docs = unique_ids(docs)  # a repeated WARC-Record-ID: later copies get their place appended
     read_rows = res.rows  # one row per record, and per damaged stretch of a file
+    # appending (run/increment.py): the corpus half sees the new inputs' rows alone, and
+    # dedups them against the current version's index too (prior_dedup, as dedup.against)
+    # what decides the documents (not how the run executes: run_record.NEUTRAL)
+    settings = fingerprint(run_record.sections(cfg), version, models)
+    base = increment.find_base(out, cfg, files, settings, force)
+    run_cfg = cfg
+    if base is not None:
+        docs = increment.new_documents(spark, cfg, chunk_results, base, docs.schema)
+        read_rows = docs.count()
+        fp = fingerprint(fp, "append", base.version.number, base.inputs)
+        against = [*cfg.dedup.against, str(out)]
+        run_cfg = cfg.model_copy(update={"dedup": cfg.dedup.model_copy(
+            update={"against": against})})  # fmt: skip
+    docs = unique_ids(docs)  # a repeated WARC-Record-ID: later copies get their place appended
     log.info("documents pass: %d records, %.1f s (%s)", res.rows, res.seconds,
              ", ".join(f"{sum(r.status == k for r in chunk_results)} chunk(s) {k}"
                        for k in ("ran", "retuned", "reused")))  # fmt: skip
@@ -311,11 +324,15 @@ def _run_stages(
             results[st.name] = StageResult(st.name, res.path, steps_status,
                                            timers[st.name].value, 0)  # fmt: skip
 
-    half = corpus_half(spark, cfg, docs, read_rows, len(files), out, fp,
-                       keys=[f.name for st in enabled if st.corpus and st.name in built
+    corpus_stages = enabled_stages(run_cfg)
+    for st in corpus_stages:  # prior_dedup, when this run appends
+        models.setdefault(st.name, digest(st.model(run_cfg)) if st.model else None)
+    half = corpus_half(spark, run_cfg, docs, read_rows, len(files), out, fp,
+                       keys=[f.name for st in corpus_stages if st.corpus and st.name in built
                              for f in built[st.name].fields],
-                       enabled=enabled, models=models, version=version, timers=timers,
+                       enabled=corpus_stages, models=models, version=version, timers=timers,
                        force=force, guard=guard, publish=vdir)  # fmt: skip
+    enabled = corpus_stages
     results.update(half.results)
     stages = [results["extract"], *(results[st.name] for st in enabled)]
     # the report's funnel: what a record that passed each stage is (a stage with none drops
@@ -330,6 +347,19 @@ def _run_stages(
                     sum(s["docs_after"] for s in budget["sources"].values()))
     )  # fmt: skip
     published, shown = half.published, half.shown
+    token_index = None
+    if base is not None:  # the earlier version's files listed beside this run's new ones
+        subs = set(published) | set(base.version.record.get("files", {}))
+        published = {sub: increment.taken_over(base, sub) + published.get(sub, [])
+                     for sub in sorted(subs)}  # fmt: skip
+        fence = guard or (lambda: None)
+        fence()
+        budget = increment.merged_budget(base.version.budget, budget, cfg)
+        (vdir / "budget.json").write_text(json.dumps(budget, indent=2) + "\n")
+        token_index = increment.merged_token_index(
+            base, json.loads((vdir / "tokens" / "index.json").read_text())
+        )
+        (vdir / "tokens" / "index.json").write_text(json.dumps(token_index, indent=2) + "\n")
 
     manifest = {
         "inputs": files,
@@ -391,27 +421,33 @@ def _run_stages(
         # the Parquet files of data/ and rejected/ (relative names, rows): what this run wrote
         "files": published,
     }
+    if base is not None:  # the figures of the whole output; this run's under "increment"
+        manifest = increment.merged_manifest(base.version.manifest, manifest)
     fence = guard or (lambda: None)
     fence()
     (vdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
     fence()
     write_report(vdir)
     # the switch: readers see this version from the instant its commit record exists
-    record = {"generation": number, "manifest": "manifest.json", "counts": counts,
-              "files": published}  # fmt: skip
+    record = {"generation": number, "manifest": "manifest.json", "counts": manifest["counts"],
+              "files": published,
+              # what a later run appending to this version checks (run/increment.py)
+              "increment": increment.record(settings, files, input_stamps(files)),
+              "references": increment.references(published, token_index)}  # fmt: skip
     if INDEX in published:  # what a later run's dedup.against may compare with
         record["dedup_index"] = index_settings(cfg)
     versions.commit(out, number, record, guard, create)
     fence()
     # load_dataset(DIR) opens this version's data/ (not _stages/, not another version's)
-    (out / CARD).write_text(card_text(manifest, vdir.relative_to(out)))
+    earlier = [versions.folder(out, n).relative_to(out) for n in record["references"]][::-1]
+    (out / CARD).write_text(card_text(manifest, vdir.relative_to(out), earlier))
     versions.remove_legacy(out, guard)
     gone = versions.prune(out, cfg.output.keep_versions, number, guard)
     log.info("published version %d (%s)%s", number, vdir, f"; removed {gone}" if gone else "")
     for line in damage_lines(manifest["damage"]):
         log.warning("%s", line)
     file_rows = sum(r["rows"] for k, r in manifest["damage"].items() if k != "corrupt_record")
-    if counts["read"] == file_rows:
+    if manifest["counts"]["read"] == file_rows:
         raise NoRecords(
             f"no input yielded any record ({len(files)} file(s); ledger in {vdir / 'rejected'})"
         )

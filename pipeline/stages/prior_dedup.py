@@ -101,8 +101,7 @@ def read_indexes(spark: SparkSession, cfg: Config) -> DataFrame:
     """Every earlier output's index rows, with `_output` (its name as given)."""
     frames = []
     for given, v in _earlier(cfg):
-        files = [v.dir / INDEX / f["file"] for f in v.record.get("files", {}).get(INDEX, [])]
-        rows = read_parquet(spark, files, INDEX_SCHEMA, cfg.output.spark_io)
+        rows = read_parquet(spark, v.files(INDEX), INDEX_SCHEMA, cfg.output.spark_io)
         frames.append(rows.withColumn("_output", F.lit(given)))
     return reduce(DataFrame.unionByName, frames)
 

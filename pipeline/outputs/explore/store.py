@@ -29,7 +29,7 @@ import pyarrow.dataset as ds
 from pipeline.location import Location
 from pipeline.markers import listed_files, read_marker
 from pipeline.outputs.explore.checks import check_rows
-from pipeline.versions import published_dir
+from pipeline.versions import locate, published_dir
 
 # signatures: numbers no reader can use
 _NOT_SHOWN = ("minhash", "bands")
@@ -105,8 +105,8 @@ class OutputStore:
             if marker is not None:
                 docs += listed_files(chunk, marker)
         files = manifest.get("files", {})
-        kept = [version / "data" / f["file"] for f in files.get("data", [])]
-        ledger = [version / "rejected" / f["file"] for f in files.get("rejected", [])]
+        kept = [locate(version, "data", f) for f in files.get("data", [])]
+        ledger = [locate(version, "rejected", f) for f in files.get("rejected", [])]
         con.register("documents", _dataset(docs, "documents"))
         con.register("kept_raw", _dataset(kept, "kept"))
         con.register("ledger", _dataset(ledger, "ledger"))

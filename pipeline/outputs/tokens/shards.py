@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.location import Location
+from pipeline.versions import locate
 
 
 def write_token_shard(
@@ -62,7 +63,12 @@ class TokenShards:
         self.eot = self.index["eot_token"]
         self._shards = []
         for sh in self.index["shards"]:
-            stem = self.dir / sh["name"]
+            # a shard an appended version took over lies in its own version's tokens/
+            stem = (
+                self.dir / sh["name"]
+                if "version" not in sh
+                else locate(self.dir.parent, "tokens", {"file": sh["name"]} | sh)
+            )
             bin_, idx = Location(stem.uri + ".bin"), Location(stem.uri + ".idx")
             tokens = (np.memmap(bin_.uri, dtype=self.dtype, mode="r") if bin_.is_local
                       else _RangedTokens(bin_, self.dtype))  # fmt: skip
