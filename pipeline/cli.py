@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     vs.add_argument("dir", metavar="DIR")
     vs.add_argument("--current", action="store_true",
                     help="print only the current version's folder (for scripts)")  # fmt: skip
+    vs.add_argument("--files", choices=("data", "rejected", "index"),
+                    help="print the current version's files of data/, rejected/ or index/, "
+                    "one a line (an appended version's include earlier ones')")  # fmt: skip
     d = sub.add_parser("demo", help="the seven-page crawl: run it and print a verdict per page")
     d.add_argument("--config", default=None, help="YAML config (default: conf/default.yaml)")
     d.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
@@ -108,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--file-bytes", type=float, metavar="N",
                     help="every input's size (a listing); default: each file's")  # fmt: skip
     pl.add_argument("--json", action="store_true", help="the plan as JSON")
+    pl.add_argument("--output", metavar="DIR",
+                    help="an output the run would go to: when the inputs extend its current "
+                    "version's, the plan is of the append (the added inputs alone)")  # fmt: skip
     ex = sub.add_parser("explore", help="browse a finished run's decisions in a web page")
     ex.add_argument("dir", metavar="DIR", help="a run's output (a folder or a URI)")
     _web_args(ex)
@@ -219,6 +225,10 @@ def _versions(args: argparse.Namespace) -> int:
     except versions.NoVersion as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
+    if args.files:
+        for f in now.files(args.files):
+            print(f)
+        return 0
     if args.current:
         print(now.dir)
         return 0
@@ -535,6 +545,23 @@ def _interrupted(args: argparse.Namespace, inputs: list[str]) -> int:
     return 130
 
 
+def _appended(output: str | None, files: list[str]) -> dict | None:
+    """The current version of `output` that a run over `files` would append to: its inputs
+    are the first of `files` (a run checks their sizes and settings too: run/increment.py)."""
+    from pipeline import versions
+
+    if not output:
+        return None
+    try:
+        v = versions.current(output)
+    except versions.NoVersion:
+        return None
+    done = v.manifest["inputs"]
+    if not 0 < len(done) < len(files) or files[: len(done)] != done:
+        return None
+    return {"version": v.number, "inputs": len(done), "kept": v.record["counts"]["kept"]}
+
+
 def _plan(args: argparse.Namespace) -> int:
     from pipeline.run.plan import make_plan, render
 
@@ -545,7 +572,7 @@ def _plan(args: argparse.Namespace) -> int:
         cfg = load_config(args.config or default_config_path())
         files = expand_inputs(args.input, cfg.input.listing_prefix)
         size = int(args.file_bytes) if args.file_bytes else None
-        plan = make_plan(cfg, files, args.cores, size)
+        plan = make_plan(cfg, files, args.cores, size, _appended(args.output, files))
     except (ConfigError, InputError, OSError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2

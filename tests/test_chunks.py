@@ -90,9 +90,13 @@ def fresh(spark, ccfg, corpus, tmp_path_factory) -> Path:
 
 @pytest.mark.spark
 def test_added_inputs_extract_only_the_new_chunks(spark, ccfg, corpus, fresh, tmp_path):
+    """A whole new version (output.append off; appending: tests/test_append.py): the old
+    chunks reused, dedup over the union, so earlier documents win, as in one run."""
     out = tmp_path / "out"
-    _run(spark, ccfg, corpus[:2], out)
-    m = _run(spark, ccfg, corpus, out)
+    whole = ccfg.model_copy(deep=True)
+    whole.output.append = False
+    _run(spark, whole, corpus[:2], out)
+    m = _run(spark, whole, corpus, out)
     assert [c["status"] for c in m["chunks"]] == ["reused", "reused", "ran", "ran"]
     assert _content(out) == _content(fresh)  # dedup over the union: earlier documents win
 

@@ -72,3 +72,35 @@ def test_the_command_prints_the_plan(snapshot, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "chunks" in out and "data/" in out and "core-hours" in out
     assert main(["plan", "--input", listing, "--cores", "0"]) == 2
+
+
+def test_the_plan_of_adding_1_percent_to_an_output(snapshot, tmp_path, capsys):
+    """`curate plan --output DIR` over a listing that extends DIR's current version: the plan
+    of the added files alone, and the scan of the earlier documents' dedup index."""
+    import json
+
+    from pipeline import versions
+    from pipeline.run import sizing
+
+    out = tmp_path / "out"
+    done = snapshot[:89_100]
+    versions.folder(out, 7).mkdir()
+    (versions.folder(out, 7) / "manifest.json").write_text(json.dumps({"inputs": done}))
+    versions.commit(out, 7, {"counts": {"kept": 250_000_000}})
+    listing = _listing(tmp_path / "warc.paths.gz", 90_000)  # the snapshot's, expanded alike
+    assert main(["plan", "--input", listing, "--cores", str(CORES), "--file-bytes",
+                 str(FILE_BYTES), "--output", str(out), "--json"]) == 0  # fmt: skip
+    p = json.loads(capsys.readouterr().out)
+    whole = make_plan(Config(), snapshot, CORES, FILE_BYTES)
+    scan = 250_000_000 * sizing.INDEX_SCAN_ROW_BYTES
+    assert p["append"] == {"version": 7, "inputs_done": 89_100, "inputs_added": 900,
+                           "index_rows": 250_000_000, "index_scan_bytes": scan}  # fmt: skip
+    assert p["inputs"]["files"] == 900
+    assert p["estimates"]["records"] == pytest.approx(whole["estimates"]["records"] / 100, 0.01)
+    assert "prior_dedup" in {x["name"] for x in p["exchanges"]}
+    assert p["core_hours"] < whole["core_hours"] / 50
+    # not an extension of the version's inputs: the plan of a whole run
+    elsewhere = str(tmp_path / "elsewhere")
+    assert main(["plan", "--input", listing, "--cores", str(CORES), "--file-bytes",
+                 str(FILE_BYTES), "--output", elsewhere, "--json"]) == 0  # fmt: skip
+    assert "append" not in json.loads(capsys.readouterr().out)

@@ -1,6 +1,7 @@
 """An output is a versioned dataset (pipeline/versions.py): each run publishes a
 version in its own folder and switches readers with one atomic create of its commit record;
-readers (the dataset card, a glob of the current version) never see a partial one."""
+readers (the dataset card, the files the current version's commit lists) never see a partial
+one."""
 
 from __future__ import annotations
 
@@ -90,10 +91,12 @@ def _card_rows(out: Path) -> tuple[int, list[str], int]:
     ids; and the kept count its manifest states."""
     card = (out / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])
-    glob = header["configs"][0]["data_files"][0]["path"]
-    folder = out / glob.split("/data/")[0]
+    globs = header["configs"][0]["data_files"][0]["path"]
+    globs = [globs] if isinstance(globs, str) else globs  # an appended version: a folder each
+    folder = out / globs[0].split("/data/")[0]
     ids = [
         i
+        for glob in globs
         for f in sorted(out.glob(glob))
         for i in pq.read_table(f, columns=["id"])["id"].to_pylist()
     ]
@@ -103,10 +106,11 @@ def _card_rows(out: Path) -> tuple[int, list[str], int]:
 
 @pytest.mark.spark
 def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample_warc, tmp_path):
-    """A reader polls the output through its dataset card and through a glob of the current
-    version's data/ while a second run adds an input: every observation is one complete
-    version (its rows equal its manifest's kept count, no id twice). A third run prunes the
-    first version; the card, report and explorer follow the newest."""
+    """A reader polls the output through its dataset card and through the files the current
+    version's commit lists while a second run adds an input (appending): every observation
+    is one complete version (its rows equal its manifest's kept count, no id twice). The
+    first version's files stay while a kept version lists them; then they go. The card,
+    report and explorer follow the newest."""
     from pipeline.examples.corpus import synthetic_pages, write_pages_warc
     from pipeline.run.orchestrate import run
 
@@ -130,12 +134,14 @@ def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample
         number, ids, kept = _card_rows(out)  # the card reader
         assert len(ids) == len(set(ids)) == kept, (number, len(ids), kept)
         seen.setdefault("card", []).append(number)
-        version = published(out)  # the glob reader: the current version's data/
-        files = sorted(version.glob("data/**/*.parquet"))
+        # the commit reader: the files the current version's commit lists (an appended
+        # version's include the earlier version's, in its folder)
+        now = versions.current(out)
+        files = [f.uri for f in now.files("data")]
         ids = [i for f in files for i in pq.read_table(f, columns=["id"])["id"].to_pylist()]
-        manifest = json.loads((version / "manifest.json").read_text())
-        assert len(ids) == len(set(ids)) == manifest["counts"]["kept"], version
-        seen.setdefault("glob", []).append(int(version.name))
+        manifest = json.loads((now.dir / "manifest.json").read_text())
+        assert len(ids) == len(set(ids)) == manifest["counts"]["kept"], now.dir
+        seen.setdefault("commit", []).append(now.number)
 
     threading.Thread(target=second, daemon=True).start()
     while not done.is_set():
@@ -145,12 +151,18 @@ def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample
     assert not failures, failures
     second_version = versions.current(out).number
     assert second_version > first["version"]
-    for reader in ("card", "glob"):  # the old version until the switch, then the new one
+    for reader in ("card", "commit"):  # the old version until the switch, then the new one
         got = seen[reader]
         assert got == sorted(got) and set(got) == {first["version"], second_version}, got
-    third = run(cfg, [str(sample_warc), str(extra)], out, spark)
+    assert versions.current(out).record["references"] == [first["version"]]  # it appended
+    third = run(cfg, [str(sample_warc), str(extra)], out, spark)  # the same inputs: whole
     assert versions.committed(out) == [second_version, third["version"]]
-    assert not versions.folder(out, first["version"]).exists()  # pruned: two are kept
-    assert _card_rows(out)[0] == third["version"]
+    # the first version's commit is pruned (two are kept); its files stay while the second,
+    # which lists them, is kept
+    assert versions.folder(out, first["version"]).exists()
+    fourth = run(cfg, [str(sample_warc), str(extra)], out, spark)
+    assert versions.committed(out) == [third["version"], fourth["version"]]
+    assert not versions.folder(out, first["version"]).exists()
+    assert _card_rows(out)[0] == fourth["version"]
     assert sorted(p.name for p in out.iterdir()) == [
         ".curate.lock", "README.md", "_stages", "_versions", "versions"]  # fmt: skip

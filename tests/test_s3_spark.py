@@ -24,8 +24,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from run_outputs import published, run_outputs
+from run_outputs import published, run_outputs, version_rows
 from s3_server import BUCKET, OUT_BUCKET, _download, _same_files
+
+from pipeline.outputs.tokens.shards import TokenShards
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,6 +228,42 @@ def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):
         marker = json.loads((folder / "_STAGE.json").read_text())
         on_store = sorted(p.name for p in folder.glob("*.parquet"))
         assert on_store == sorted(f["file"] for f in marker["files"])
+
+
+def test_an_output_in_a_bucket_grows_by_appending(s3, s3_inputs, tmp_path):
+    """An output in the bucket, then one more input: the run appends. The first version's
+    objects stay as they were (ETags), the new version lists them beside its own, and its
+    data/ and dedup index (on S3) hold every kept document once."""
+    import yaml
+
+    client, env, _ = s3
+    _, uris, _, config = s3_inputs
+    conf = yaml.safe_load(config.read_text())
+    conf["tokens"]["merged"] = False  # one file of every shard cannot grow by appending
+    appending = tmp_path / "append.yaml"
+    appending.write_text(yaml.safe_dump(conf))
+    out = f"s3://{OUT_BUCKET}/runs/grown"
+
+    def etags() -> dict[str, str]:
+        pages = client.get_paginator("list_objects_v2").paginate(
+            Bucket=OUT_BUCKET, Prefix="runs/grown/versions/")  # fmt: skip
+        return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])}
+
+    _finish(_popen(env, appending, [uris["b"]], out, tmp_path / "first.log"),
+            tmp_path / "first.log")  # fmt: skip
+    first = etags()
+    _finish(_popen(env, appending, [uris["b"], uris["c"]], out, tmp_path / "second.log"),
+            tmp_path / "second.log")  # fmt: skip
+    assert first.items() <= etags().items()  # nothing of the first version rewritten
+    got = tmp_path / "grown"
+    _download(client, OUT_BUCKET, "runs/grown/", got)
+    m = json.loads((published(got) / "manifest.json").read_text())
+    assert m["increment"]["inputs_added"] == 1
+    assert m["increment"]["counts"]["read"] < m["counts"]["read"]
+    ids = [r["id"] for r in version_rows(got, "data", ["id"])]
+    assert len(ids) == len(set(ids)) == m["counts"]["kept"]
+    assert sorted(r["doc_id"] for r in version_rows(got, "index", ["doc_id"])) == sorted(ids)
+    assert len(TokenShards(published(got) / "tokens")) == m["counts"]["kept"]
 
 
 @pytest.fixture(scope="module")

@@ -78,8 +78,15 @@ def test_files_dropped_in_are_curated_and_a_kill_loses_nothing(sample_warc, tmp_
     try:
         drop("c.warc.gz")
         second.wait_read(3 * per_file)
-        chunks = json.loads((published(out) / "manifest.json").read_text())["chunks"]
-        assert [c["status"] for c in chunks] == ["reused", "reused", "ran"]
+        m = json.loads((published(out) / "manifest.json").read_text())
+        assert [c["status"] for c in m["chunks"]] == ["reused", "reused", "ran"]
+        # the cycle appended: its corpus stages read the new file's rows only (the copies of
+        # the earlier files' pages were dropped against the output's index)
+        assert m["increment"]["counts"]["read"] == per_file
+        rows = {st["name"]: st["rows"] for st in m["stages"]}
+        assert rows["prior_dedup"] <= per_file and sum(
+            n for k, n in m["increment"]["counts"]["rejected"].items()
+            if k.startswith("prior_dup")) > 0  # fmt: skip
         with urllib.request.urlopen(second.url + "/api/documents?size=1", timeout=10) as r:
             assert json.loads(r.read())["total"] == 3 * per_file
         # SIGTERM while new files are being curated: the chunk in flight commits, no other

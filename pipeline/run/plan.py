@@ -45,8 +45,13 @@ def _splits(cfg: Config, cores: int, n_files: int) -> int:
     return cfg.read.splits_per_file or max(1, -(-2 * cores // n_files))
 
 
-def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | None = None
-              ) -> dict:  # fmt: skip
+def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | None = None,
+              appended: dict | None = None) -> dict:  # fmt: skip
+    """The plan of a run over `files`; `appended` ({"version", "inputs", "kept"}: the output's
+    current version a run would append to, run/increment.py): the plan of its new inputs
+    alone, and the scan of the index of the `kept` earlier documents."""
+    if appended:
+        files = list(files)[appended["inputs"] :]
     sizes, assumed = file_sizes(files, cfg, file_bytes)
     total = sum(sizes)
     per_chunk = chunk_bytes(cfg, cores)
@@ -86,6 +91,12 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
          "shards are", "bytes": r.kept_text_bytes * sizing.SHARD_BYTES_PER_TEXT_BYTE,
          "partitions": shards, "text": True, "product": True, "sized_by": "output files"},
     ]  # fmt: skip
+    if appended:  # the new documents' keys, broadcast to the scan of the earlier ones' index
+        keys = sizing.NARROW_ROW_BYTES + cfg.near_dedup.bands * 24  # per new document
+        exchanges.insert(1, {"name": "prior_dedup", "bytes": r.reach * keys,
+                             "moves": "the new documents' exact and band keys (broadcast to "
+                             "the index scan) and the index rows they match",
+                             "partitions": shuffle, "text": False})  # fmt: skip
     if cfg.langid.route_by_language:
         exchanges.append({"name": "data by language", "moves": "kept documents, by language",
                           "bytes": r.kept_text_bytes * 1.1, "partitions": data_files,
@@ -110,7 +121,7 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
     kept_files = stages[1]["tasks"]  # the kept rows' store: a file per merge task
     driver = sizing.driver_bytes(len(files), store_files + kept_files, groups,
                                  cfg.near_dedup.local_max_edges)  # fmt: skip
-    return {
+    plan = {
         "cores": cores,
         "inputs": {"files": len(files), "bytes": total, "sizes_assumed": assumed},
         "chunks": {
@@ -145,6 +156,15 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
         "core_hours": core_s / 3600,
         "wall_hours": core_s / 3600 / cores,
     }
+    if appended:
+        plan["append"] = {
+            "version": appended["version"],
+            "inputs_done": appended["inputs"],
+            "inputs_added": len(files),
+            "index_rows": appended["kept"],
+            "index_scan_bytes": appended["kept"] * sizing.INDEX_SCAN_ROW_BYTES,
+        }
+    return plan
 
 
 def _size(n: float) -> str:
@@ -157,7 +177,15 @@ def _size(n: float) -> str:
 
 def render(p: dict) -> str:
     i, c, e, o = p["inputs"], p["chunks"], p["estimates"], p["outputs"]
+    a = p.get("append")
+    appending = [
+        f"appending      to version {a['version']}: {a['inputs_done']:,} inputs done, "
+        f"{a['inputs_added']:,} added (planned below); their documents checked against "
+        f"{a['index_rows']:,} indexed ones (~{_size(a['index_scan_bytes'])} of keys, scanned "
+        "where they lie, not shuffled)"
+    ] if a else []  # fmt: skip
     lines = [
+        *appending,
         f"inputs         {i['files']:,} files, {_size(i['bytes'])}"
         + (f" ({i['sizes_assumed']:,} sizes assumed)" if i["sizes_assumed"] else ""),
         f"cores          {p['cores']:,}",

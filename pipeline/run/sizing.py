@@ -21,6 +21,9 @@ ID_ROW_BYTES = 70  # doc_id (a WARC-Record-ID: 47 characters) and crawl_pos
 NARROW_ROW_BYTES = 320  # id, crawl_pos, URL, input file, 40-hex key
 LOOKUP_ROW_BYTES = 80  # crawl_pos, copies, cluster id and size
 LEDGER_ROW_RAW_BYTES = 300  # id, URL, stage, reason, detail, crawl_pos, file
+# an appending run's scan of the output's dedup index per earlier kept document: exact key
+# (40 hex), crawl_pos, doc_id and 14 band keys, read where they lie (never shuffled)
+INDEX_SCAN_ROW_BYTES = 210
 SHARD_BYTES_PER_TEXT_BYTE = 2.2  # text, ids and its tokens (4 bytes a token, ~4 bytes a token)
 # -- time, measured on this machine (bench/results/e2e_cc_like.json, corpus.json) ------------
 CORE_SECONDS_PER_RECORD = 0.032  # documents pass: 120 task-s for 3,720 records

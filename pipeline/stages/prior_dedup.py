@@ -8,14 +8,19 @@ indexes and, before its own dedup:
   output and the document;
 - drops a near duplicate of an indexed document: they share an LSH bucket (band, key) and
   their signatures agree on at least `near_dedup.threshold` of their values (the estimated
-  Jaccard): `prior_dup:near`. Each bucket is represented by its first indexed document (the
-  smallest crawl position): the indexed documents were deduplicated among themselves, so a
-  bucket's members are rarely near duplicates of each other, and the work stays one
-  comparison per band and document, however large a template's bucket.
+  Jaccard): `prior_dup:near`, or `prior_dup:near_links` when it is near two or more indexed
+  documents (it would have joined their clusters; both stay published). Each bucket is
+  represented by its first indexed document (the smallest crawl position): the indexed
+  documents were deduplicated among themselves, so a bucket's members are rarely near
+  duplicates of each other, and the work stays one comparison per band and document,
+  however large a template's bucket.
 Documents already published in the earlier outputs are never touched.
 
-The index is not partitioned by key yet: a lookup reads every indexed document's narrow
-columns (~0.6 KB each with 14 x 8 MinHash values).
+Only the index rows sharing a key with a given document are grouped and compared: the
+given documents' keys are broadcast to the scan of the index when they are few (an append:
+`dedup.broadcast_keys`), so the index, every earlier document, is read where it lies and
+never shuffled; the signatures read are the matched representatives' only. The index is not
+partitioned by key: a lookup scans every indexed document's keys (~210 bytes each).
 """
 
 from __future__ import annotations
@@ -106,43 +111,63 @@ def read_indexes(spark: SparkSession, cfg: Config) -> DataFrame:
     return reduce(DataFrame.unionByName, frames)
 
 
+def _semi(rows: DataFrame, keys: DataFrame, on: list[str], small: bool) -> DataFrame:
+    """`rows` whose `on` columns are among `keys`'. Small `keys` (this run's, an append's)
+    are broadcast: each task of the index scan filters its own rows, and the index (every
+    earlier document) is never shuffled; else both sides are shuffled by key."""
+    return rows.join(F.broadcast(keys) if small else keys, on, "left_semi")
+
+
 def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    """The corpus half: every row given, those held by an earlier output marked."""
+    """The corpus half: every row given, those held by an earlier output marked. Only the
+    index rows sharing a key with a given document are grouped, joined and compared."""
     index = read_indexes(spark, cfg)
     out = docs
+    # the given documents' keys broadcast to the index scan when they are few (an append)
+    small = docs.count() * max(1, cfg.near_dedup.bands) <= cfg.dedup.broadcast_keys
     if "exact_key" in docs.columns:
+        wanted = docs.select("exact_key").where(F.col("exact_key").isNotNull()).distinct()
         earliest = F.min(F.struct("_output", "crawl_pos", "doc_id")).alias("_prior")
-        first = index.where(F.col("exact_key").isNotNull()).groupBy("exact_key").agg(earliest)
+        first = _semi(index, wanted, ["exact_key"], small).groupBy("exact_key").agg(earliest)
         out = out.join(first, "exact_key", "left")
         out = mark_rejected(out, F.col("_prior").isNotNull(), "prior_dup", "exact",
                             F.format_string("in %s as %s", F.col("_prior._output"),
                                             F.col("_prior.doc_id"))).drop("_prior")  # fmt: skip
     if "minhash" in docs.columns and cfg.near_dedup.enabled:
         n = cfg.near_dedup.bands * cfg.near_dedup.rows
-        # each bucket of the earlier outputs: its first document
-        buckets = (index.where(F.col("bands").isNotNull())
-                   .select("_output", "crawl_pos", "doc_id", "minhash",
-                           F.posexplode("bands").alias("band", "key"))
-                   .groupBy("band", "key")
-                   .agg(F.min(F.struct("_output", "crawl_pos")).alias("_rep")))  # fmt: skip
-        reps = index.select(F.struct("_output", "crawl_pos").alias("_rep"), "doc_id",
-                            F.col("minhash").alias("_their"))  # fmt: skip
         mine = out.where(F.col("reject_reason").isNull()).select(
             "crawl_pos", F.posexplode("bands").alias("band", "key")
         )
+        # each bucket of the earlier outputs that a given document falls in: its first document
+        theirs = index.where(F.col("bands").isNotNull()).select(
+            "_output", "crawl_pos", F.posexplode("bands").alias("band", "key"))  # fmt: skip
+        buckets = (_semi(theirs, mine.select("band", "key").distinct(), ["band", "key"], small)
+                   .groupBy("band", "key")
+                   .agg(F.min(F.struct("_output", "crawl_pos")).alias("_rep")))  # fmt: skip
         pairs = mine.join(buckets, ["band", "key"]).select("crawl_pos", "_rep").distinct()
+        # the representatives' signatures only, not every indexed one
+        reps = _semi(index.select(F.struct("_output", "crawl_pos").alias("_rep"), "doc_id",
+                                  F.col("minhash").alias("_their")),
+                     pairs.select("_rep").distinct(), ["_rep"], small)  # fmt: skip
         sigs = out.select("crawl_pos", F.col("minhash").alias("_mine"))
         best = (pairs.join(reps, "_rep").join(sigs, "crawl_pos")
                 .select("crawl_pos", F.struct(_agreement("_mine", "_their", n).alias("j"),
                                               F.col("_rep._output").alias("o"),
                                               F.col("doc_id").alias("id")).alias("m"))
                 .where(F.col("m.j") >= F.lit(cfg.near_dedup.threshold))
-                .groupBy("crawl_pos").agg(F.max("m").alias("_near")))  # fmt: skip
+                .groupBy("crawl_pos")
+                .agg(F.max("m").alias("_near"),
+                     F.count_distinct("m.o", "m.id").alias("_links")))  # fmt: skip
         out = out.join(best, "crawl_pos", "left")
-        out = mark_rejected(out, F.col("_near").isNotNull(), "prior_dup", "near",
-                            F.format_string("in %s as %s, estimated Jaccard %.3f",
-                                            F.col("_near.o"), F.col("_near.id"),
-                                            F.col("_near.j"))).drop("_near")  # fmt: skip
+        named = F.format_string("in %s as %s, estimated Jaccard %.3f", F.col("_near.o"),
+                                F.col("_near.id"), F.col("_near.j"))  # fmt: skip
+        out = mark_rejected(out, F.col("_links") == 1, "prior_dup", "near", named)
+        # near two or more earlier kept documents, which were not near each other: a run over
+        # everything at once would have joined their clusters; here both stay published
+        out = mark_rejected(out, F.col("_links") > 1, "prior_dup", "near_links",
+                            F.concat(named, F.format_string(
+                                "; links %d earlier documents' clusters (none retracted)",
+                                F.col("_links")))).drop("_near", "_links")  # fmt: skip
     return out
 
 
