@@ -13,7 +13,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from run_outputs import published
 
 from pipeline import versions
 from pipeline.location import Location
