@@ -54,6 +54,14 @@ if mode == "append":
 spark = get_spark(cfg)
 t0 = time.perf_counter()
 docs = spark.read.parquet(str(docs_dir))
+from pyspark.sql import functions as F
+from pipeline.stages.schema import DOC_SCHEMA, spark_schema
+if "lang_key" not in docs.columns:  # langid's recipe key (null: no per-language recipes)
+    docs = docs.withColumn("lang_key", F.lit(None).cast("string"))
+for f in spark_schema(DOC_SCHEMA).fields:  # columns the documents pass has gained since
+    if f.name not in docs.columns:
+        docs = docs.withColumn(f.name, F.octet_length("text").cast("long") if f.name ==
+                               "text_bytes" else F.lit(None).cast(f.dataType))
 split = F.col("crawl_pos") >= F.lit(first_new << OFFSET_BITS)
 docs = docs.where(split if mode == "append" else ~split)
 enabled = [s for s in enabled_stages(cfg) if s.corpus or s.final]
@@ -77,13 +85,13 @@ def measured(mode: str, docs: Path, out: Path, n_inputs: int, first_new: int) ->
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", RUN, mode, str(docs), str(out), str(CFG),
                              str(n_inputs), str(first_new)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=(WORK / f"{mode}.log").open("wb"),
                             start_new_session=True)  # fmt: skip
     sampler = PeakPss(proc.pid, every=0.5)
     stdout, _ = proc.communicate()
     peaks = sampler.stop()
     if proc.returncode:
-        raise RuntimeError(f"the {mode} corpus half failed")
+        raise RuntimeError(f"the {mode} corpus half failed: {WORK / f'{mode}.log'}")
     result = json.loads(stdout.decode().strip().splitlines()[-1])
     result["peak_pss_mib"] = peaks
     return result

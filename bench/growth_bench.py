@@ -128,6 +128,14 @@ cfg.rules.rule_sets = []  # the documents carry no rule statistics
 spark = get_spark(cfg)
 t0 = time.perf_counter()
 docs = spark.read.parquet(str(docs_dir))
+from pyspark.sql import functions as F
+from pipeline.stages.schema import DOC_SCHEMA, spark_schema
+if "lang_key" not in docs.columns:  # langid's recipe key (null: no per-language recipes)
+    docs = docs.withColumn("lang_key", F.lit(None).cast("string"))
+for f in spark_schema(DOC_SCHEMA).fields:  # columns the documents pass has gained since
+    if f.name not in docs.columns:
+        docs = docs.withColumn(f.name, F.octet_length("text").cast("long") if f.name ==
+                               "text_bytes" else F.lit(None).cast(f.dataType))
 enabled = [s for s in enabled_stages(cfg) if s.corpus or s.final]
 timers = {s.name: spark.sparkContext.accumulator(0.0) for s in enabled}
 read = docs.count()

@@ -99,3 +99,52 @@ def test_an_index_signed_otherwise_is_refused_before_spark(earlier, cfg):
     c.dedup.against = [str(root / "A")]
     with pytest.raises(ConfigError, match="this run's own --output"):
         check_dedup_against(c, root / "A")
+
+
+def test_a_document_near_two_earlier_ones_links_them_and_retracts_neither(spark, cfg, tmp_path):
+    """Indexed A and B (estimated Jaccard 0.73: not near each other, both kept); C agrees
+    with A on 96 of 112 MinHash values and with B on 98, sharing a band with each: a run over
+    all three at once would cluster them; here C goes to the ledger as prior_dup:near_links
+    naming the closer one, and the index is untouched."""
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from pipeline import versions
+    from pipeline.stages.near_dedup import hasher_of
+    from pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
+
+    hasher = hasher_of(cfg)
+    a = np.arange(1, 113, dtype=np.uint32) * 7919
+    b = a.copy()
+    b[:30] += 1  # bands 0-2 and 6 rows of band 3 differ
+    c = a.copy()
+    c[:16] = b[:16]  # bands 0-1 are B's; the rest A's
+
+    def row(doc: str, pos: int, sig: np.ndarray) -> dict:
+        return {"doc_id": doc, "crawl_pos": pos, "exact_key": f"key-{doc}",
+                "minhash": sig.view(np.int32).tolist(),
+                "bands": hasher.band_keys(sig).tolist()}  # fmt: skip
+
+    out = tmp_path / "earlier"
+    index_dir = versions.folder(out, 1) / INDEX
+    index_dir.mkdir()
+    arrow = to_arrow_schema(INDEX_SCHEMA)
+    pq.write_table(
+        pa.Table.from_pylist([row("A", 1, a), row("B", 2, b)], schema=arrow),
+        index_dir.uri + "/part-0.parquet",
+    )
+    versions.commit(out, 1, {"files": {INDEX: [{"file": "part-0.parquet", "rows": 2}]},
+                             "dedup_index": index_settings(cfg)})  # fmt: skip
+    c_cfg = cfg.model_copy(deep=True)
+    c_cfg.dedup.against = [str(out)]
+    docs = spark.createDataFrame(
+        [{**row("C", 1 << 40, c), "reject_stage": None, "reject_reason": None,
+          "reject_detail": None}],
+        "doc_id string, crawl_pos long, exact_key string, minhash array<int>, "
+        "bands array<bigint>, reject_stage string, reject_reason string, reject_detail string",
+    )  # fmt: skip
+    got = prior_dedup(spark, docs, c_cfg).collect()[0]
+    assert (got["reject_stage"], got["reject_reason"]) == ("prior_dup", "near_links")
+    assert got["reject_detail"] == (f"in {out} as B, estimated Jaccard {98 / 112:.3f}; links 2 "
+                                    "earlier documents' clusters (none retracted)")  # fmt: skip
