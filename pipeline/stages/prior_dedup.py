@@ -41,6 +41,7 @@ from pyspark.sql.types import (
 from pipeline import versions
 from pipeline.config import Config, ConfigError
 from pipeline.engine.storage import read_parquet
+from pipeline.stages.dedup_components import cut_lineage
 from pipeline.stages.exact_dedup import mark_rejected
 from pipeline.stages.near_dedup import _agreement, signature_settings
 from pipeline.stages.step import Stage
@@ -122,9 +123,12 @@ def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     """The corpus half: every row given, those held by an earlier output marked. Only the
     index rows sharing a key with a given document are grouped, joined and compared."""
     index = read_indexes(spark, cfg)
-    out = docs
-    # the given documents' keys broadcast to the index scan when they are few (an append)
+    # the given documents' keys broadcast to the index scan when they are few (an append);
+    # then their rows are made once, not again for each lookup and join below
     small = docs.count() * max(1, cfg.near_dedup.bands) <= cfg.dedup.broadcast_keys
+    if small:
+        docs = cut_lineage(docs)
+    out = docs
     if "exact_key" in docs.columns:
         wanted = docs.select("exact_key").where(F.col("exact_key").isNotNull()).distinct()
         earliest = F.min(F.struct("_output", "crawl_pos", "doc_id")).alias("_prior")
@@ -135,6 +139,8 @@ def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
                                             F.col("_prior.doc_id"))).drop("_prior")  # fmt: skip
     if "minhash" in docs.columns and cfg.near_dedup.enabled:
         n = cfg.near_dedup.bands * cfg.near_dedup.rows
+        if small and "exact_key" in docs.columns:  # read three times below: made once
+            out = cut_lineage(out)
         mine = out.where(F.col("reject_reason").isNull()).select(
             "crawl_pos", F.posexplode("bands").alias("band", "key")
         )
@@ -145,6 +151,8 @@ def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
                    .groupBy("band", "key")
                    .agg(F.min(F.struct("_output", "crawl_pos")).alias("_rep")))  # fmt: skip
         pairs = mine.join(buckets, ["band", "key"]).select("crawl_pos", "_rep").distinct()
+        if small:  # read twice below: made once, not the index scan again
+            pairs = cut_lineage(pairs)
         # the representatives' signatures only, not every indexed one
         reps = _semi(index.select(F.struct("_output", "crawl_pos").alias("_rep"), "doc_id",
                                   F.col("minhash").alias("_their")),
