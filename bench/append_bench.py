@@ -13,7 +13,7 @@ sampled by role (PSS).
 
     python bench/append_bench.py [--size 1000000]
 
-Writes bench/results/append.json.
+Writes bench/results/append.json (by size).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ mode, docs_dir, out, n_inputs, first_new = sys.argv[1], Path(sys.argv[2]), \\
     Location.of(sys.argv[3]), int(sys.argv[5]), int(sys.argv[6])
 cfg = load_config(sys.argv[4])
 cfg.rules.rule_sets = []  # the documents carry no rule statistics
+cfg.spark.conf["spark.ui.enabled"] = "true"  # its REST API: each step's shuffle bytes
 if mode == "append":
     cfg.dedup.against = [str(out)]  # what an appending run does (run/increment.py)
 spark = get_spark(cfg)
@@ -72,9 +73,24 @@ half = corpus_half(spark, cfg, docs, read, n_inputs, out, mode, ["exact_key", "m
                    "bands"], enabled, {s.name: None for s in enabled}, "bench", timers,
                    publish=versions.folder(out, number))
 seconds = time.perf_counter() - t0
+import urllib.request
+def api(what):
+    url = f"{spark.sparkContext.uiWebUrl}/api/v1/applications/"
+    url += f"{spark.sparkContext.applicationId}/{what}"
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return json.loads(r.read())
+stages = {s["stageId"]: s for s in api("stages?status=complete")}
+moved, seen = {}, set()
+for job in api("jobs"):  # each corpus step names its jobs (engine/progress.py)
+    step = (job.get("description") or "other").split(" (")[0].removeprefix("stage ")
+    for sid in job["stageIds"]:
+        if sid in stages and sid not in seen:
+            seen.add(sid)
+            moved[step] = moved.get(step, 0) + stages[sid]["shuffleWriteBytes"]
 if mode == "full":
     versions.commit(out, 1, {"files": half.published, "dedup_index": index_settings(cfg)})
 print(json.dumps({"seconds": seconds, "read": read, "counts": half.outcomes.counts,
+                  "shuffle_write_bytes": moved, "sources": half.outcomes.sources,
                   "stages": {k: round(r.seconds, 1) for k, r in half.results.items()},
                   "write_seconds": round(half.write_seconds, 1),
                   "mixture_seconds": round(half.mixture_seconds, 1)}))
@@ -97,6 +113,34 @@ def measured(mode: str, docs: Path, out: Path, n_inputs: int, first_new: int) ->
     return result
 
 
+def exchanges(run: dict) -> dict:
+    """Each corpus step's shuffle bytes from Spark's metrics beside what `curate plan`'s
+    figures (run/sizing.py) predict for the documents it measured."""
+    from pipeline.config import load_config
+    from pipeline.run import sizing
+
+    cfg = load_config(CFG)
+    rejected = run["counts"]["rejected"]
+    reach = run["read"]
+    near = reach - rejected.get("exact_dup:duplicate", 0)
+    kept = run["counts"]["kept"]
+    text = sum(b for _, _, b in run["sources"].values())
+    perm = cfg.near_dedup.bands * cfg.near_dedup.rows
+    predicted = {
+        "exact_dedup": reach * sizing.NARROW_ROW_BYTES,
+        "near_dedup": near * sizing.near_bytes(cfg.near_dedup.bands, perm),
+        "kept": kept * sizing.LOOKUP_ROW_BYTES,
+        "mixture": text * sizing.SHARD_BYTES_PER_TEXT_BYTE,
+    }
+    out = {}
+    for step, bytes_ in predicted.items():
+        got = run["shuffle_write_bytes"].get(step, 0)
+        out[step] = {"measured": got, "predicted": int(bytes_),
+                     "ratio": round(got / bytes_, 2) if bytes_ else None}  # fmt: skip
+    out["other"] = {k: v for k, v in run["shuffle_write_bytes"].items() if k not in predicted}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=1_000_000)
@@ -117,6 +161,7 @@ def main() -> None:
     append = measured("append", docs, out, n_inputs, first_new)
     result = {
         "documents": full["read"] + append["read"],
+        "exchanges": exchanges(full),
         "full": full,
         "append": append,
         "added_share": round(append["read"] / (full["read"] + append["read"]), 4),
@@ -124,9 +169,12 @@ def main() -> None:
         "driver_peak_ratio": round(append["peak_pss_mib"].get("driver_python", 0)
                                    / max(1, full["peak_pss_mib"].get("driver_python", 1)), 2),
     }  # fmt: skip
-    print(json.dumps({k: v for k, v in result.items() if k not in ("full", "append")}))
-    dest = ROOT / "bench" / "results" / "append.json"
-    dest.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k not in ("full", "append")}, indent=1))
+    dest = ROOT / "bench" / "results" / "append.json"  # by size: one run each
+    held = json.loads(dest.read_text()) if dest.exists() else {}
+    held = held if "sizes" in held else {"sizes": {}}
+    held["sizes"][str(n)] = result
+    dest.write_text(json.dumps(held, indent=2) + "\n")
     print(f"wrote {dest}")
 
 

@@ -96,6 +96,7 @@ class SparkProgress:
     def __init__(self, sc: SparkContext, step: str, every: float = 10.0,
                  poll: float = POLL_SECONDS):  # fmt: skip
         self.tasks = RunningTasks(sc)
+        self.sc = sc
         self.step = step
         self.every = every
         self.poll = min(poll, every)
@@ -105,6 +106,9 @@ class SparkProgress:
 
     def __enter__(self) -> SparkProgress:
         self.t0 = time.perf_counter()
+        # the step names its jobs (Spark's UI and REST API; bench/append_bench.py sums each
+        # step's shuffle bytes by it): a property of the calling thread
+        self.sc.setJobDescription(self.step)
         self.thread.start()
         return self
 
@@ -116,6 +120,7 @@ class SparkProgress:
     ) -> None:
         self.stop.set()
         self.thread.join(timeout=5)
+        self.sc.setJobDescription(None)  # type: ignore[arg-type]  (Java null: unset)
 
     def _run(self) -> None:
         last = time.perf_counter()
