@@ -13,6 +13,7 @@ import pytest
 from run_outputs import run_outputs, version_rows
 
 from pipeline import versions
+from pipeline.cli import main
 from pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
 from pipeline.outputs.tokens.shards import TokenShards
 
@@ -30,7 +31,7 @@ def _pages(n: int, seed: int, host: str) -> list[Page]:
             for i, p in enumerate(synthetic_pages(n, seed=seed, bad_share=0.1))]  # fmt: skip
 
 
-def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path):
+def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, capsys):
     """Two files of unrelated pages: the output of [a] then [a, b] holds what one run over
     [a, b] holds, document for document and ledger row for ledger row; the first version's
     files are listed, never rewritten, and the token shards hold every kept document."""
@@ -60,6 +61,9 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path):
     shards = TokenShards(now.dir / "tokens")
     assert len(shards) == second["counts"]["kept"] == len(version_rows(tmp_path / "grown", "data"))
     assert second["tokens"]["total"] == whole["tokens"]["total"]
+    capsys.readouterr()
+    assert main(["versions", str(tmp_path / "grown"), "--files", "data"]) == 0
+    assert capsys.readouterr().out.split() == [f.uri for f in now.files("data")]
     card = (tmp_path / "grown" / "README.md").read_text()
     assert f"versions/{versions.name(first['version'])}/data/**/*.parquet" in card
 
