@@ -126,12 +126,7 @@ def exchanges(run: dict) -> dict:
     kept = run["counts"]["kept"]
     text = sum(b for _, _, b in run["sources"].values())
     perm = cfg.near_dedup.bands * cfg.near_dedup.rows
-    predicted = {
-        "exact_dedup": reach * sizing.NARROW_ROW_BYTES,
-        "near_dedup": near * sizing.near_bytes(cfg.near_dedup.bands, perm),
-        "kept": kept * sizing.LOOKUP_ROW_BYTES,
-        "mixture": text * sizing.SHARD_BYTES_PER_TEXT_BYTE,
-    }
+    predicted = sizing.exchange_bytes(cfg.near_dedup.bands, perm, reach, near, kept, text)
     out = {}
     for step, bytes_ in predicted.items():
         got = run["shuffle_write_bytes"].get(step, 0)

@@ -74,21 +74,21 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
     def needed(volume: float) -> int:
         return max(cores, math.ceil(volume / TASK_BYTES))
 
+    moved = sizing.exchange_bytes(cfg.near_dedup.bands, cfg.near_dedup.bands * cfg.near_dedup.rows,
+                                  r.reach, r.reach, r.kept, r.kept_text_bytes)  # fmt: skip
     exchanges = [
         {"name": "unique_ids", "moves": "doc_id, crawl_pos of every record (aggregated)",
          "bytes": r.records * sizing.ID_ROW_BYTES, "partitions": shuffle, "text": False},
         {"name": "exact_dedup", "moves": "key, crawl_pos, doc_id, url, file of each document "
-         "reaching it", "bytes": r.reach * sizing.NARROW_ROW_BYTES, "partitions": shuffle,
-         "text": False},
+         "reaching it, with the signature and band keys it carries to near dedup",
+         "bytes": moved["exact_dedup"], "partitions": shuffle, "text": False},
         {"name": "near_dedup", "moves": f"{cfg.near_dedup.bands} band keys, signatures and "
-         "edges of each document reaching it",
-         "bytes": r.reach * sizing.near_bytes(cfg.near_dedup.bands,
-                                              cfg.near_dedup.bands * cfg.near_dedup.rows),
-         "partitions": shuffle, "text": False},
+         "edges of each document reaching it, and its row meeting its cluster's verdict",
+         "bytes": moved["near_dedup"], "partitions": shuffle, "text": False},
         {"name": "kept lookup", "moves": "crawl_pos and the dedup columns of kept documents",
-         "bytes": r.kept * sizing.LOOKUP_ROW_BYTES, "partitions": groups, "text": False},
+         "bytes": moved["kept"], "partitions": groups, "text": False},
         {"name": "shards", "moves": "kept documents' text and tokens: the global shuffle the "
-         "shards are", "bytes": r.kept_text_bytes * sizing.SHARD_BYTES_PER_TEXT_BYTE,
+         "shards are", "bytes": moved["mixture"],
          "partitions": shards, "text": True, "product": True, "sized_by": "output files"},
     ]  # fmt: skip
     if appended:  # the new documents' keys, broadcast to the scan of the earlier ones' index

@@ -19,7 +19,9 @@ STORE_BYTES_PER_RECORD = 2900  # the documents store (zstd Parquet) per record r
 # -- rows moved through shuffles, uncompressed (Spark's UnsafeRow sizes of the columns) ------
 ID_ROW_BYTES = 70  # doc_id (a WARC-Record-ID: 47 characters) and crawl_pos
 NARROW_ROW_BYTES = 320  # id, crawl_pos, URL, input file, 40-hex key
-LOOKUP_ROW_BYTES = 80  # crawl_pos, copies, cluster id and size
+# crawl_pos, copies, cluster id and size: 10.9 bytes a kept document as Spark's shuffle metrics
+# count it (lz4), bench/append_bench.py at 1M documents; 16 to stay above it
+LOOKUP_ROW_BYTES = 16
 LEDGER_ROW_RAW_BYTES = 300  # id, URL, stage, reason, detail, crawl_pos, file
 # an appending run's scan of the output's dedup index per earlier kept document: exact key
 # (40 hex), crawl_pos, doc_id and 14 band keys, read where they lie (never shuffled)
@@ -54,10 +56,29 @@ def estimate(input_bytes: int) -> Estimate:
                     records - kept)  # fmt: skip
 
 
+def signature_bytes(bands: int, perm: int) -> int:
+    """A document's MinHash signature and band keys, which its narrow row carries from the
+    documents pass to near dedup (so exact dedup's join moves them too)."""
+    return perm * 4 + bands * 8
+
+
 def near_bytes(bands: int, perm: int) -> int:
-    """Per document reaching near dedup: a bucket row per band (band, key, crawl_pos), and its
-    signature on each side of the verification joins."""
-    return bands * 24 + 2 * perm * 4 + 64
+    """Per document reaching near dedup: a bucket row per band (band, key, crawl_pos), its
+    signature on each side of the verification joins, and its narrow row (signature
+    included) meeting its cluster's verdict."""
+    return bands * 24 + 2 * perm * 4 + 64 + NARROW_ROW_BYTES + signature_bytes(bands, perm)
+
+
+def exchange_bytes(bands: int, perm: int, reach: int, near_reach: int, kept: int,
+                   kept_text: int) -> dict[str, float]:  # fmt: skip
+    """What the corpus half's exchanges move (`curate plan`; bench/append_bench.py sets them
+    beside Spark's metrics): per document reaching each step."""
+    return {
+        "exact_dedup": reach * (NARROW_ROW_BYTES + signature_bytes(bands, perm)),
+        "near_dedup": near_reach * near_bytes(bands, perm),
+        "kept": kept * LOOKUP_ROW_BYTES,
+        "mixture": kept_text * SHARD_BYTES_PER_TEXT_BYTE,
+    }
 
 
 def driver_bytes(inputs: int, store_files: int, groups: int, local_max_edges: int) -> int:
