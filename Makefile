@@ -74,7 +74,7 @@ cluster-down:
 	$(BIN)/python -m pipeline.engine.cluster down --run-dir build/cluster
 
 test: setup $(TOOLS)
-	@echo "test: about 32 minutes on 2 cores (Spark tests share one session)"
+	@echo "test: about 23 minutes on 2 cores (Spark tests share one session)"
 	$(BIN)/pytest -q
 
 # pyspark 3.5 (EMR 7, Dataproc 2.x) beside the lock's 4.x, and bare-node clusters of each
