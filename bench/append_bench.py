@@ -43,7 +43,7 @@ from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine.spark import get_spark
 from pipeline.location import Location
 from pipeline.run.corpus_half import corpus_half
-from pipeline.stages.prior_dedup import INDEX, index_settings
+from pipeline.stages.prior_dedup import index_settings
 from pipeline.stages.registry import enabled_stages
 mode, docs_dir, out, n_inputs, first_new = sys.argv[1], Path(sys.argv[2]), \\
     Location.of(sys.argv[3]), int(sys.argv[5]), int(sys.argv[6])
@@ -54,15 +54,9 @@ if mode == "append":
     cfg.dedup.against = [str(out)]  # what an appending run does (run/increment.py)
 spark = get_spark(cfg)
 t0 = time.perf_counter()
-docs = spark.read.parquet(str(docs_dir))
-from pyspark.sql import functions as F
-from pipeline.stages.schema import DOC_SCHEMA, spark_schema
-if "lang_key" not in docs.columns:  # langid's recipe key (null: no per-language recipes)
-    docs = docs.withColumn("lang_key", F.lit(None).cast("string"))
-for f in spark_schema(DOC_SCHEMA).fields:  # columns the documents pass has gained since
-    if f.name not in docs.columns:
-        docs = docs.withColumn(f.name, F.octet_length("text").cast("long") if f.name ==
-                               "text_bytes" else F.lit(None).cast(f.dataType))
+sys.path.insert(0, "bench")
+from growth_bench import stored_documents
+docs = stored_documents(spark, docs_dir)
 split = F.col("crawl_pos") >= F.lit(first_new << OFFSET_BITS)
 docs = docs.where(split if mode == "append" else ~split)
 enabled = [s for s in enabled_stages(cfg) if s.corpus or s.final]

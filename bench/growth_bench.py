@@ -103,6 +103,27 @@ def build_docs(n: int, out: Path, seed: int = 0) -> None:
                        compression="zstd")  # fmt: skip
 
 
+def stored_documents(spark, docs_dir: Path):
+    """The built documents as the documents pass stores them today: the columns it has gained
+    since they were built (langid's recipe key, the stored text length, ...) added."""
+    from pyspark.sql import functions as F
+
+    from pipeline.stages.schema import DOC_SCHEMA, spark_schema
+
+    docs = spark.read.parquet(str(docs_dir))
+    if "lang_key" not in docs.columns:  # langid's recipe key (null: no per-language recipes)
+        docs = docs.withColumn("lang_key", F.lit(None).cast("string"))
+    for f in spark_schema(DOC_SCHEMA).fields:
+        if f.name not in docs.columns:
+            docs = docs.withColumn(
+                f.name,
+                F.octet_length("text").cast("long")
+                if f.name == "text_bytes"
+                else F.lit(None).cast(f.dataType),
+            )
+    return docs
+
+
 SCHEMA = pa.schema([
     ("doc_id", pa.string()), ("url", pa.string()), ("host", pa.string()),
     ("warc_date", pa.string()), ("warc_type", pa.string()), ("warc_file", pa.string()),
@@ -127,15 +148,9 @@ cfg = load_config(sys.argv[3])
 cfg.rules.rule_sets = []  # the documents carry no rule statistics
 spark = get_spark(cfg)
 t0 = time.perf_counter()
-docs = spark.read.parquet(str(docs_dir))
-from pyspark.sql import functions as F
-from pipeline.stages.schema import DOC_SCHEMA, spark_schema
-if "lang_key" not in docs.columns:  # langid's recipe key (null: no per-language recipes)
-    docs = docs.withColumn("lang_key", F.lit(None).cast("string"))
-for f in spark_schema(DOC_SCHEMA).fields:  # columns the documents pass has gained since
-    if f.name not in docs.columns:
-        docs = docs.withColumn(f.name, F.octet_length("text").cast("long") if f.name ==
-                               "text_bytes" else F.lit(None).cast(f.dataType))
+sys.path.insert(0, "bench")
+from growth_bench import stored_documents
+docs = stored_documents(spark, docs_dir)
 enabled = [s for s in enabled_stages(cfg) if s.corpus or s.final]
 timers = {s.name: spark.sparkContext.accumulator(0.0) for s in enabled}
 read = docs.count()

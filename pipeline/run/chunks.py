@@ -298,11 +298,12 @@ def documents_pass(
     force: bool = False,
     guard: Callable[[], None] | None = None,
     stop: threading.Event | None = None,
+    stamps: dict[str, list] | None = None,
 ) -> tuple[DataFrame, list[ChunkResult], dict]:
     """Every chunk done (run, retuned or reused); returns all chunks' rows, what each chunk
     did, and the progress figures. `guard()` runs before each chunk's commit (the run's
     lease on the output). Once `stop` is set no chunk starts; those in flight commit, then
-    Stopped is raised."""
+    Stopped is raised. `stamps`: the inputs' input_stamps, when the caller has them."""
     from pipeline.stages.arrow_batches import with_fields
 
     schema = with_fields(DOC_SCHEMA, fields)
@@ -314,7 +315,8 @@ def documents_pass(
     per_chunk = chunk_bytes(cfg, cores, root)
     chunks = cut_chunks(files, cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
     (root / MARKER).delete()  # complete again once every chunk is
-    stamps = input_stamps(files)  # sizes and mtimes: one listing per folder on a store
+    if stamps is None:  # sizes and mtimes: one listing per folder on a store
+        stamps = input_stamps(files)
     progress = _Progress(chunks, cfg.output.progress_seconds, RunningTasks(spark.sparkContext))
     ticker = threading.Thread(target=progress.run, daemon=True)
     ticker.start()

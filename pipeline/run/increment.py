@@ -43,7 +43,6 @@ from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine.storage import read_parquet
 from pipeline.location import Location
 from pipeline.outputs.budget import budget_report
-from pipeline.run.inputs import input_stamps
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +87,26 @@ def not_appendable(cfg: Config) -> str | None:
     return None
 
 
-def find_base(out: Location, cfg: Config, files: list[str], settings: str,
-              force: bool = False) -> Base | None:  # fmt: skip
-    """The current version, when this run appends to it; else None (said on the console)."""
+def _mismatch(made: dict | None, settings: str, files: list[str],
+              stamps: dict[str, list]) -> str | None:  # fmt: skip
+    """Why a version made as `made` (its commit's `increment`) cannot be extended by this
+    run's inputs and settings (None: it can)."""
+    if made is None:
+        return "its current version does not say how it was made (written before appends)"
+    if made["settings"] != settings:
+        return "its settings, code or models differ from this run's"
+    if not 0 < made["inputs"] < len(files):
+        return "this run has no inputs beyond those of its current version"
+    prefix = files[: made["inputs"]]
+    if record(settings, prefix, stamps)["inputs_digest"] != made["inputs_digest"]:
+        return "its inputs are not the first of this run's, unchanged"
+    return None
+
+
+def find_base(out: Location, cfg: Config, files: list[str], stamps: dict[str, list],
+              settings: str, force: bool = False) -> Base | None:  # fmt: skip
+    """The current version, when this run appends to it (`stamps`: the inputs' sizes and
+    mtimes, run/inputs.py); else None, said on the console."""
     if not cfg.output.append or force:
         return None
     try:
@@ -98,17 +114,7 @@ def find_base(out: Location, cfg: Config, files: list[str], settings: str,
     except versions.NoVersion:
         return None
     made = v.record.get("increment")
-    why = not_appendable(cfg)
-    if made is None:
-        why = why or "its current version does not say how it was made (written before appends)"
-    elif made["settings"] != settings:
-        why = why or "its settings, code or models differ from this run's"
-    elif not 0 < made["inputs"] < len(files):
-        why = why or "this run has no inputs beyond those of its current version"
-    else:
-        prefix = files[: made["inputs"]]
-        if record(settings, prefix, input_stamps(prefix))["inputs_digest"] != made["inputs_digest"]:
-            why = why or "its inputs are not the first of this run's, unchanged"
+    why = not_appendable(cfg) or _mismatch(made, settings, files, stamps)
     if why:
         log.info("a whole new version of %s: %s", out, why)
         return None
@@ -179,7 +185,6 @@ def merged_manifest(earlier: dict, mine: dict) -> dict:
         for k in ("documents_matched", "documents_dropped", "documents_trimmed",
                   "chars_removed"):  # fmt: skip
             figures[k] = figures.get(k, 0) + before.get(k, 0)
-    out["chunks"] = mine["chunks"]
     return out
 
 

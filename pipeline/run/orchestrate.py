@@ -278,6 +278,9 @@ def _run_stages(
         warm.join(timeout=120)
     t_docs = time.perf_counter()
     built = {st.name: st.step(spark, cfg) for st in stepped}  # on the driver: load, ship
+    # the inputs' sizes and mtimes, read once: the chunks' fingerprints and the commit's
+    # record of what an append may extend (one listing per folder on a store)
+    stamps = input_stamps(files)
     docs, chunk_results, progress = documents_pass(
         spark, cfg, files, out / "_stages" / "documents",
         steps=[(st.ledger, built[st.name].check, timers[st.name]) for st in stepped],
@@ -285,6 +288,7 @@ def _run_stages(
         steps_fingerprint=steps_fp, version=version[0],
         splits_for=lambda n: splits_per_file(spark, cfg, n),
         extract_seconds=timers["extract"], force=force, guard=guard, stop=stop,
+        stamps=stamps,
     )  # fmt: skip
     if stop is not None and stop.is_set():  # the chunks are committed; the corpus stages wait
         raise Stopped("stopped after the documents pass")
@@ -303,7 +307,7 @@ def _run_stages(
     # dedups them against the current version's index too (prior_dedup, as dedup.against)
     # what decides the documents (not how the run executes: run_record.NEUTRAL)
     settings = fingerprint(run_record.sections(cfg), version, models)
-    base = increment.find_base(out, cfg, files, settings, force)
+    base = increment.find_base(out, cfg, files, stamps, settings, force)
     run_cfg = cfg
     if base is not None:
         docs = increment.new_documents(spark, cfg, chunk_results, base, docs.schema)
@@ -348,11 +352,11 @@ def _run_stages(
     )  # fmt: skip
     published, shown = half.published, half.shown
     token_index = None
+    fence = guard or (lambda: None)
     if base is not None:  # the earlier version's files listed beside this run's new ones
         subs = set(published) | set(base.version.record.get("files", {}))
         published = {sub: increment.taken_over(base, sub) + published.get(sub, [])
                      for sub in sorted(subs)}  # fmt: skip
-        fence = guard or (lambda: None)
         fence()
         budget = increment.merged_budget(base.version.budget, budget, cfg)
         (vdir / "budget.json").write_text(json.dumps(budget, indent=2) + "\n")
@@ -423,7 +427,6 @@ def _run_stages(
     }
     if base is not None:  # the figures of the whole output; this run's under "increment"
         manifest = increment.merged_manifest(base.version.manifest, manifest)
-    fence = guard or (lambda: None)
     fence()
     (vdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
     fence()
@@ -432,7 +435,7 @@ def _run_stages(
     record = {"generation": number, "manifest": "manifest.json", "counts": manifest["counts"],
               "files": published,
               # what a later run appending to this version checks (run/increment.py)
-              "increment": increment.record(settings, files, input_stamps(files)),
+              "increment": increment.record(settings, files, stamps),
               "references": increment.references(published, token_index)}  # fmt: skip
     if INDEX in published:  # what a later run's dedup.against may compare with
         record["dedup_index"] = index_settings(cfg)
