@@ -9,7 +9,7 @@ QUALITY := models/quality_nb.json
 EXAMPLES := build/quality/good.txt build/quality/bad.txt
 CDS := build/spark-cds.jsa
 
-.PHONY: setup models run demo test test-versions pack gpu lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter clean cluster-up cluster-down
+.PHONY: setup models run demo test test-versions pack gpu lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter extract-benchmarks extract-chooser clean cluster-up cluster-down
 
 # What a run needs and nothing else (no test tools, no torch: docs/quality-classifiers.md).
 $(BIN)/curate: pyproject.toml requirements.lock
@@ -153,6 +153,30 @@ bench-megatron: setup $(TOOLS) $(MEGATRON)/bin/megatron-ready
 # Rule decisions against datatrove's, text by text, in its own venv (docs/configuration.md: the FineWeb recipe)
 bench-rules: setup $(TOOLS) $(ANCHOR)/bin/datatrove-ready
 	$(BIN)/python bench/rules_agreement_bench.py --anchor-python $(ANCHOR)/bin/python
+
+# The extraction chooser (docs/extraction.md): four public benchmarks (two in ../shared/data, two
+# cloned at the commits bench/extract_benchmarks.py names), every candidate extractor on every
+# page, rs-trafilatura in a Python 3.12 of its own where one is found, the leave-one-benchmark-
+# out training that writes pipeline/document/extract_chooser.json, then the strategies measured
+# through the pipeline's own extraction (about 25 minutes on 2 cores).
+EXTRACT_REPOS ?= bench/work/repos
+PY312 ?= python3.12
+extract-benchmarks:
+	mkdir -p $(EXTRACT_REPOS)
+	test -d $(EXTRACT_REPOS)/adbar+trafilatura || \
+		git clone --quiet https://github.com/adbar/trafilatura $(EXTRACT_REPOS)/adbar+trafilatura
+	test -d $(EXTRACT_REPOS)/mozilla+readability || \
+		git clone --quiet https://github.com/mozilla/readability $(EXTRACT_REPOS)/mozilla+readability
+
+extract-chooser: setup $(TOOLS) extract-benchmarks
+	EXTRACT_REPOS=$(EXTRACT_REPOS) $(BIN)/python bench/extract_candidates.py
+	-($(PY312) -m venv bench/work/rs312 && bench/work/rs312/bin/pip install --quiet \
+		rs-trafilatura==0.1.1 brotli charset-normalizer lxml && EXTRACT_REPOS=$(EXTRACT_REPOS) \
+		bench/work/rs312/bin/python bench/extract_rs_trafilatura.py) || \
+		echo "rs-trafilatura not measured: no Python 3.12 with its wheel"
+	EXTRACT_REPOS=$(EXTRACT_REPOS) $(BIN)/python bench/extract_candidates.py --summary
+	EXTRACT_REPOS=$(EXTRACT_REPOS) $(BIN)/python bench/extract_chooser_train.py
+	EXTRACT_REPOS=$(EXTRACT_REPOS) $(BIN)/python bench/extract_strategy_bench.py
 
 clean:
 	rm -rf build out bench/work

@@ -1,18 +1,21 @@
 """Every candidate extractor on every page with ground truth: texts and CPU time, cached.
 
-The raw material of the extraction chooser (issue 36): for each WCXB dev page (1,476 with a
-`main_content`) and each scrapinghub AEB page (181), the page is decoded as the pipeline does
+The raw material of the extraction chooser: for each page of the four benchmarks
+(bench/extract_benchmarks.py: WCXB dev, ScrapingHub AEB, trafilatura's evaluation, Mozilla
+readability's pages; 2,758 pages) the page is decoded as the pipeline does
 (pipeline.document.warc.decode) and every extractor in CANDIDATES runs on it, timed in CPU
 seconds (time.process_time, one process per core) under the pipeline's own time bound. Writes
-bench/work/extract_candidates.jsonl.gz: one line per page with its id, type, truth, and per
-extractor the text (or null), the CPU ms and the error if any. bench/extract_chooser_train.py
-and bench/extract_strategy_bench.py read it.
+bench/work/extract_candidates.jsonl.gz: one line per page with its benchmark, site, truth, and
+per extractor the text (or null), the CPU ms and the error if any.
+bench/extract_chooser_train.py and bench/extract_strategy_bench.py read it; rs-trafilatura's
+outputs come from bench/extract_rs_trafilatura.py (its own interpreter) and are merged here.
 
     python bench/extract_candidates.py [--limit N] [--workers 2]
     python bench/extract_candidates.py --summary   # the table, from the cache
 
-The summary (bench/results/extract_candidates.json): per extractor, mean bag-of-words F1 on
-WCXB dev and per page type, on AEB, CPU ms mean, wall ms median and p99.
+The summary (bench/results/extract_candidates.json): per extractor, its score on each
+benchmark (the benchmark's own measure), per WCXB page type and per language group, CPU ms
+mean and its ratio to trafilatura's on the same pages, wall ms median and p99, empty outputs.
 """
 
 from __future__ import annotations
@@ -29,28 +32,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from extract_benchmarks import pages as benchmark_pages  # noqa: E402
+from extract_benchmarks import read_html, score  # noqa: E402, F401
+
 from pipeline.document.extract import ExtractTimeout, time_bound  # noqa: E402
 from pipeline.document.extractors import EXTRACTORS  # noqa: E402
 from pipeline.document.warc.decode import decode_body, to_unicode  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "extraction"
 OUT = ROOT / "bench" / "work" / "extract_candidates.jsonl.gz"
+RS_OUT = ROOT / "bench" / "work" / "extract_rs_trafilatura.jsonl.gz"
 
 
 def pages(limit: int | None = None) -> list[dict]:
-    out = []
-    for gt in sorted((DATA / "wcxb_dev" / "ground-truth").glob("*.json")):
-        d = json.loads(gt.read_text())
-        html = DATA / "wcxb_dev" / "html" / f"{gt.stem}.html.gz"
-        if html.exists() and "main_content" in d["ground_truth"]:  # 2 pages have none
-            out.append({"id": f"wcxb/{gt.stem}", "html": str(html), "url": d.get("url", ""),
-                        "type": d.get("_internal", {}).get("page_type", {}).get("primary", "?"),
-                        "truth": d["ground_truth"]["main_content"] or ""})  # fmt: skip
-    aeb = json.loads((DATA / "scrapinghub_aeb" / "ground-truth.json").read_text())
-    for sha, item in sorted(aeb.items()):
-        out.append({"id": f"aeb/{sha[:12]}", "html": str(DATA / "scrapinghub_aeb" / "html" /
-                    f"{sha}.html"), "url": item["url"], "type": "aeb",
-                    "truth": item["articleBody"]})  # fmt: skip
+    out = benchmark_pages()
     return out[:limit] if limit else out
 
 
@@ -87,9 +81,7 @@ CANDIDATES = {**EXTRACTORS, **{n: f for n, f in EXTRA.items() if find_spec(n) is
 
 
 def html_of(page: dict) -> str:
-    raw = Path(page["html"]).read_bytes()
-    if page["html"].endswith(".gz"):
-        raw = gzip.decompress(raw)
+    raw = read_html(page)
     body = decode_body(raw, None, None, 64 << 20)
     return to_unicode(body, "text/html", 0.3)[0]
 
@@ -106,7 +98,7 @@ def run(page: dict) -> dict:
             except Exception:  # noqa: BLE001, S110
                 pass
         _warm[0] = True
-    out = {k: page[k] for k in ("id", "type", "url", "truth")}
+    out = dict(page)
     out["html_bytes"] = len(html.encode("utf-8", "replace"))
     for name, fn in CANDIDATES.items():
         t0, w0 = time.process_time(), time.perf_counter()
@@ -124,35 +116,65 @@ def run(page: dict) -> dict:
     return out
 
 
+def load_rows() -> list[dict]:
+    """The cache, with rs-trafilatura's outputs where measured (bench/extract_rs_trafilatura.py),
+    each output scored by its benchmark's measure (`f1`) and each page's language group."""
+    from extract_benchmarks import language_groups
+
+    rows = [json.loads(line) for line in gzip.open(OUT, "rt")]
+    rs = {}
+    if RS_OUT.exists():
+        rs = {r["id"]: r for r in map(json.loads, gzip.open(RS_OUT, "rt"))}
+    for r in rows:
+        if r["id"] in rs:
+            r["rs_trafilatura"] = rs[r["id"]]
+        for out in r.values():
+            if isinstance(out, dict) and "text" in out:
+                out["f1"] = score(r, out["text"])
+    language_groups(rows)
+    return rows
+
+
 def summary() -> None:
+    """Every candidate on every benchmark, per page type and language group, with its CPU."""
     import statistics
     from collections import defaultdict
 
-    from extract_bench import prf
+    from extract_benchmarks import BENCHMARKS
 
-    rows = [json.loads(line) for line in gzip.open(OUT, "rt")]
+    rows = load_rows()
+    names = [n for n in rows[0] if isinstance(rows[0][n], dict) and "text" in rows[0][n]]
     table = {}
-    for name in CANDIDATES:
+    for name in names:
+        have = [r for r in rows if name in r]
         f1: dict = defaultdict(list)
-        for r in rows:
-            f = prf(r[name]["text"] or "", r["truth"])[2]
-            f1[r["type"]].append(f)
-            if r["type"] != "aeb":
-                f1["WCXB dev"].append(f)
-        wall = sorted(r[name]["wall_ms"] for r in rows)
+        for r in have:
+            f = r[name]["f1"]
+            f1[r["bench"]].append(f)
+            f1[f"lang {r['lang_group']}"].append(f)
+            if r["bench"] == "wcxb":
+                f1[f"wcxb {r['type']}"].append(f)
+        by_bench = [statistics.mean(f1[b]) for b in BENCHMARKS if f1[b]]
+        wall = sorted(r[name]["wall_ms"] for r in have)
+        traf = statistics.mean(r["trafilatura"]["ms"] for r in have)
         table[name] = {
             "f1": {t: round(statistics.mean(v), 4) for t, v in sorted(f1.items())},
-            "cpu_ms_mean": round(statistics.mean(r[name]["ms"] for r in rows), 2),
+            "mean_of_benchmarks": round(statistics.mean(by_bench), 4),
+            "cpu_ms_mean": round(statistics.mean(r[name]["ms"] for r in have), 2),
+            "cpu_x_trafilatura": round(statistics.mean(r[name]["ms"] for r in have) / traf, 3),
             "wall_ms_median": round(statistics.median(wall), 2),
             "wall_ms_p99": round(wall[int(0.99 * (len(wall) - 1))], 1),
-            "errors": sum(1 for r in rows if r[name]["error"]),
+            "errors": sum(1 for r in have if r[name]["error"]),
+            "empty": sum(1 for r in have if not (r[name]["text"] or "").strip()),
         }
         t = table[name]
-        print(f"{name:24s} dev {t['f1']['WCXB dev']:.3f} aeb {t['f1']['aeb']:.3f} "
-              f"cpu {t['cpu_ms_mean']:6.1f} wall p50 {t['wall_ms_median']:6.1f} "
-              f"p99 {t['wall_ms_p99']:6.0f}")  # fmt: skip
+        print(f"{name:24s} " + " ".join(f"{b} {t['f1'].get(b, float('nan')):.3f}"
+                                        for b in BENCHMARKS)
+              + f" mean {t['mean_of_benchmarks']:.3f} cpu x{t['cpu_x_trafilatura']:.2f} "
+              f"empty {t['empty']}")  # fmt: skip
     out = ROOT / "bench" / "results" / "extract_candidates.json"
-    out.write_text(json.dumps({"pages": len(rows), "extractors": table}, indent=2) + "\n")
+    pages_by = {b: sum(r["bench"] == b for r in rows) for b in BENCHMARKS}
+    out.write_text(json.dumps({"pages": pages_by, "extractors": table}, indent=2) + "\n")
     print(f"wrote {out}")
 
 

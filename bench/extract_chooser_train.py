@@ -1,29 +1,41 @@
-"""Train the extraction chooser on the WCXB dev split, cross-validated, and ship it.
+"""Train the extraction chooser on four benchmarks, validated leaving one benchmark out; ship it.
 
 For each strategy (pipeline.document.extract_strategy.STRATEGIES) and each extractor it runs,
-a LightGBM regressor predicts that extractor's bag-of-words F1 on a page from the page's
-features and the candidate outputs' features (pipeline.document.extract_features); the chooser
-keeps the extractor with the highest prediction. Folds are grouped by site (GroupKFold on the
-URL's host, 5 folds), so every figure is on sites the model never saw; seeds fixed, one thread,
-LightGBM's deterministic mode: the same data gives the same file.
+a LightGBM regressor predicts that extractor's score on a page (the page's benchmark's own
+measure: bag-of-words F1, or snippet F1 on trafilatura's evaluation) from the page's features
+and the candidate outputs' features (pipeline.document.extract_features); the chooser keeps
+the extractor with the highest prediction, the strategy's default (trafilatura's own output
+for `balanced` and `best`) unless another is predicted better by the strategy's margin.
 
-Reads bench/work/extract_candidates.jsonl.gz (bench/extract_candidates.py); writes the model
-to models/extract_chooser.json (tracked: conf names it) and the cross-validated figures to
-bench/results/extract_chooser_cv.json. The AEB pages are never used in training.
+**Leave one benchmark out.** For each benchmark (bench/extract_benchmarks.py: WCXB dev,
+ScrapingHub AEB, trafilatura's evaluation, Mozilla readability's pages) the whole recipe runs
+on the other three: 5-fold cross-validation grouped by site picks the margins and the gate's
+margin, models are fit on all three, and the left-out benchmark is scored with them. Its
+figures are the ones reported (bench/results/extract_chooser_lobo.json): each page is scored
+by a chooser that saw neither its site nor its benchmark. The shipped models are the same
+recipe on all four. Each benchmark weighs the same in training (sample weights) and in the
+choice of margins: the margins are those with the best mean gain over trafilatura across the
+benchmarks among those that leave no benchmark more than 0.005 below trafilatura (for `fast`,
+none more than 0.03 below); the gate skips the later extractors on the most pages while
+every benchmark stays within 0.002 of the full chooser. Seeds fixed, one thread, LightGBM's
+deterministic mode: the same data gives the same file byte for byte.
 
-    python bench/extract_chooser_train.py
+Reads bench/work/extract_candidates.jsonl.gz (bench/extract_candidates.py); writes
+pipeline/document/extract_chooser.json, bench/results/extract_chooser_lobo.json and each
+page's left-out choice (bench/work/extract_chooser_lobo_choices.json, which
+bench/extract_strategy_bench.py scores).
+
+    make extract-chooser     # candidates, training, the strategies' benchmark
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
-from urllib.parse import urlparse
 
 import lightgbm as lgb
 import numpy as np
@@ -31,10 +43,10 @@ from sklearn.model_selection import GroupKFold
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from extract_bench import prf  # noqa: E402
-from extract_candidates import OUT as CANDIDATES_FILE  # noqa: E402
-from extract_candidates import html_of  # noqa: E402
+from extract_benchmarks import BENCHMARKS  # noqa: E402
+from extract_candidates import html_of, load_rows  # noqa: E402
 
 from pipeline.document.extract_strategy import (  # noqa: E402
     CHOOSER_PATH,
@@ -54,43 +66,41 @@ PARAMS = {
     "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0,
     "seed": 36, "deterministic": True, "num_threads": 1, "verbose": -1,
 }  # fmt: skip
-CV_CHOICES = ROOT / "bench" / "work" / "extract_chooser_cv_choices.json"
+LOBO_CHOICES = ROOT / "bench" / "work" / "extract_chooser_lobo_choices.json"
+LOBO_OUT = ROOT / "bench" / "results" / "extract_chooser_lobo.json"
 ROUNDS = int(os.environ.get("ROUNDS", 200))
 GATE_MARGINS = (-0.05, -0.02, 0.0, 0.02, 0.05, 0.1, 0.2, 10.0)  # 10: never skip
-MARGINS = (0.0, 0.01, 0.03, 0.05, 0.1, 0.2, 0.3, 1.0)
+MARGINS = (0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 1.0)
+FLOOR = {"fast": -0.03}  # how far below trafilatura a benchmark may fall (others: -0.005)
+FLOOR_DEFAULT = -0.005
 
 
 def load() -> list[dict]:
-    rows = [json.loads(line) for line in gzip.open(CANDIDATES_FILE, "rt")]
+    rows = load_rows()
     for r in rows:
-        r["page"] = page_part(html_of({"html": _html_path(r["id"])}), r["url"])
-        for out in r.values():
-            if isinstance(out, dict) and "text" in out:
-                out["f1"] = prf(out["text"] or "", r["truth"])[2]
+        r["page"] = page_part(html_of(r), r["url"])
     return rows
 
 
-def _html_path(page_id: str) -> str:
-    from extract_candidates import DATA
-
-    kind, key = page_id.split("/", 1)
-    if kind == "wcxb":
-        return str(DATA / "wcxb_dev" / "html" / f"{key}.html.gz")
-    (match,) = (DATA / "scrapinghub_aeb" / "html").glob(f"{key}*.html")
-    return str(match)
-
-
-def matrix(
-    rows: list[dict], strategy: str, upto: int | None = None
-) -> tuple[np.ndarray, list[str]]:
+def matrix(rows: list[dict], strategy: str, upto: int | None = None) -> np.ndarray:
     names = STRATEGIES[strategy][:upto]
     feats = [features(r["page"], {n: r[n]["text"] for n in names}) for r in rows]
     cols = sorted(feats[0])
+    if os.environ.get("OUTPUT_FEATURES"):  # experiment: the outputs' features only
+        cols = [c for c in cols if any(n in c for n in names)]
     return np.array([[f[c] for c in cols] for f in feats], dtype=np.float64), cols
 
 
-def train(x: np.ndarray, y: np.ndarray) -> lgb.Booster:
-    return lgb.train(PARAMS, lgb.Dataset(x, y, params={"verbose": -1}), ROUNDS)
+def weights(rows: list[dict]) -> np.ndarray:
+    """Each benchmark weighs the same, whatever its number of pages."""
+    count: dict = defaultdict(int)
+    for r in rows:
+        count[r["bench"]] += 1
+    return np.array([len(rows) / (len(count) * count[r["bench"]]) for r in rows])
+
+
+def train(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> lgb.Booster:
+    return lgb.train(PARAMS, lgb.Dataset(x, y, weight=w, params={"verbose": -1}), ROUNDS)
 
 
 def choose(preds: np.ndarray, rows: list[dict], names: list[str]) -> np.ndarray:
@@ -99,51 +109,135 @@ def choose(preds: np.ndarray, rows: list[dict], names: list[str]) -> np.ndarray:
                      zip(preds, rows, strict=True)])  # fmt: skip
 
 
-def train_gate(dev, strategy, ys, full_f1, groups, types, traf) -> tuple[dict, dict, dict]:
-    """The routed strategy's gate: models on the first extractors' outputs only, predicting
-    every extractor's F1. Its margin: the one that skips the most later extractors while the
-    cross-validated mean F1 stays within 0.002 of the full chooser's and every page type
-    stays above trafilatura alone."""
-    names = STRATEGIES[strategy]
-    first = ROUTES[strategy]
-    x, cols = matrix(dev, strategy, first)
-    cv = np.zeros_like(ys)
-    for train_idx, test_idx in GroupKFold(n_splits=5).split(x, groups=groups):
-        for j in range(len(names)):
-            cv[test_idx, j] = train(x[train_idx], ys[train_idx, j]).predict(x[test_idx])
-    texts = [[r[n]["text"] for n in names[:first]] for r in dev]
-    cheap = np.array([pick(list(cv[i, :first]), texts[i]) for i in range(len(dev))])
-    has = cheap >= 0
-    best_cheap = np.where(has, cv[np.arange(len(dev)), np.maximum(cheap, 0)], -np.inf)
-    rest = cv[:, first:].max(axis=1)
-    # never on pages with product markup, where only trafilatura's defaults do well
-    hint = np.array([product_hint(r["page"]) for r in dev])
-    trials = {}
-    for g in GATE_MARGINS:
-        skip = has & ~hint & (best_cheap > rest + g)
-        got = np.where(skip, ys[np.arange(len(dev)), np.maximum(cheap, 0)], full_f1)
-        ok = all(got[types == t].mean() > traf[types == t].mean() for t in set(types))
-        trials[g] = (float(got.mean()), float(skip.mean()), ok, skip)
-    good = [g for g, (f, _, ok, _) in trials.items() if ok and f >= full_f1.mean() - 0.002]
-    g = max(good or [max(GATE_MARGINS)], key=lambda k: (trials[k][1], -k))
-    skip = trials[g][3]
-    full_pick = {r["id"]: c for r, c in zip(dev, _FULL_CHOICES[strategy], strict=True)}
-    choices = {r["id"]: names[cheap[i]] if skip[i] else full_pick[r["id"]]
-               for i, r in enumerate(dev)}  # fmt: skip
-    models = {n: train(x, ys[:, j]).model_to_string() for j, n in enumerate(names)}
-    figures = {
-        "runs_first": names[:first],
-        "margin": g,
-        "skipped_share_cv": round(trials[g][1], 4),
-        "by_margin": {
-            str(k): {"f1": round(v[0], 4), "skipped": round(v[1], 4), "types_ok": v[2]}
-            for k, v in trials.items()
-        },  # fmt: skip
-    }
-    return {"features": cols, "models": models, "margin": g}, figures, choices
+def per_bench(values: np.ndarray, benches: np.ndarray) -> dict[str, float]:
+    return {b: float(values[benches == b].mean()) for b in sorted(set(benches))}
 
 
-_FULL_CHOICES: dict[str, list[str]] = {}
+class Recipe:
+    """One strategy's chooser fit on some rows: models, margins, gate (pipeline's rule)."""
+
+    def __init__(self, strategy: str):
+        self.strategy = strategy
+        self.names = STRATEGIES[strategy]
+        self.base = self.names.index(DEFAULT[strategy])
+        self.first = ROUTES.get(strategy)
+        self.floor = FLOOR.get(strategy, FLOOR_DEFAULT)
+
+    def fit(self, rows: list[dict], x: np.ndarray, xg: np.ndarray | None) -> dict:
+        names, n = self.names, len(rows)
+        ys = np.array([[r[e]["f1"] for e in names] for r in rows])
+        w = weights(rows)
+        groups = [r["site"] for r in rows]
+        benches = np.array([r["bench"] for r in rows])
+        traf = np.array([r["trafilatura"]["f1"] for r in rows])
+        cv = np.zeros_like(ys)
+        cvg = np.zeros_like(ys)
+        for tr, te in GroupKFold(n_splits=5).split(x, groups=groups):
+            for j in range(len(names)):
+                cv[te, j] = train(x[tr], ys[tr, j], w[tr]).predict(x[te])
+                if xg is not None:
+                    cvg[te, j] = train(xg[tr], ys[tr, j], w[tr]).predict(xg[te])
+        hint = np.array([product_hint(r["page"]) for r in rows])
+        trials = {}
+        for m in MARGINS:
+            for mp in MARGINS:
+                p = choose(cv + self._bonus(m, mp, hint), rows, names)
+                got = ys[np.arange(n), p]
+                gain = per_bench(got - traf, benches)
+                trials[m, mp] = (statistics.mean(gain.values()), min(gain.values()), p)
+        allowed = [k for k, v in trials.items() if v[1] >= self.floor]
+        margin, margin_product = max(
+            allowed or trials, key=lambda k: (round(trials[k][0], 4), -k[0], -k[1])
+        )
+        pick_full = trials[margin, margin_product][2]
+        spec = {
+            "margin": margin,
+            "margin_product": margin_product,
+            "margins_cv": {
+                f"{m} {mp}": [round(v[0], 4), round(v[1], 4)] for (m, mp), v in trials.items()
+            },  # fmt: skip
+            "models": [train(x, ys[:, j], w) for j in range(len(names))],
+        }
+        if xg is not None:
+            spec.update(self._fit_gate(rows, ys, cvg, pick_full, hint, benches, traf, xg, w))
+        return spec
+
+    def _fit_gate(self, rows, ys, cvg, pick_full, hint, benches, traf, xg, w) -> dict:
+        """The gate: models on the first extractors' outputs only. Its margin skips the later
+        extractors on the most pages while every benchmark stays within 0.002 of the full
+        chooser and above the floor."""
+        n, first = len(rows), self.first
+        full = ys[np.arange(n), pick_full]
+        cheap = np.array([pick(list(cvg[i, :first]), [rows[i][e]["text"] for e in
+                          self.names[:first]]) for i in range(n)])  # fmt: skip
+        has = cheap >= 0
+        best_cheap = np.where(has, cvg[np.arange(n), np.maximum(cheap, 0)], -np.inf)
+        rest = cvg[:, first:].max(axis=1)
+        trials = {}
+        full_b = per_bench(full, benches)
+        for g in GATE_MARGINS:
+            skip = has & ~hint & (best_cheap > rest + g)
+            got = np.where(skip, ys[np.arange(n), np.maximum(cheap, 0)], full)
+            by = per_bench(got, benches)
+            gain = per_bench(got - traf, benches)
+            ok = all(by[b] >= full_b[b] - 0.002 for b in by) and min(gain.values()) >= self.floor
+            trials[g] = (float(skip.mean()), ok)
+        g = max([k for k, v in trials.items() if v[1]] or [max(GATE_MARGINS)],
+                key=lambda k: (trials[k][0], -k))  # fmt: skip
+        return {
+            "gate_margin": g,
+            "gate_skipped_cv": round(trials[g][0], 4),
+            "gate_models": [train(xg, ys[:, j], w) for j in range(len(self.names))],
+        }
+
+    def _bonus(self, m: float, mp: float, hints: np.ndarray) -> np.ndarray:
+        return np.where(hints, mp, m)[:, None] * (np.arange(len(self.names)) == self.base)
+
+    def apply(self, spec: dict, rows: list[dict], x: np.ndarray, xg) -> tuple[list, list]:
+        """Each page's choice and whether the gate skipped the later extractors."""
+        names, first = self.names, self.first
+        hint = np.array([product_hint(r["page"]) for r in rows])
+        preds = np.column_stack([m.predict(x) for m in spec["models"]])
+        full = choose(preds + self._bonus(spec["margin"], spec["margin_product"], hint),
+                      rows, names)  # fmt: skip
+        if xg is None:
+            return [names[j] for j in full], [False] * len(rows)
+        pg = np.column_stack([m.predict(xg) for m in spec["gate_models"]])
+        out, skipped = [], []
+        for i, r in enumerate(rows):
+            cheap = pick(list(pg[i, :first]), [r[e]["text"] for e in names[:first]])
+            skip = (cheap >= 0 and not hint[i]
+                    and pg[i, cheap] > pg[i, first:].max() + spec["gate_margin"])  # fmt: skip
+            out.append(names[cheap] if skip else names[full[i]])
+            skipped.append(bool(skip))
+        return out, skipped
+
+
+def figures(
+    rows: list[dict], picks: list[str], skipped: list[bool], names: list[str], first: int | None
+) -> dict:
+    """Score and CPU of the chosen outputs, per benchmark, page type and language group,
+    beside trafilatura's on the same pages."""
+    out: dict = {}
+    for key in ("bench", "type", "lang_group"):
+        groups: dict = defaultdict(list)
+        for r, p in zip(rows, picks, strict=True):
+            if key == "type" and r["bench"] != "wcxb":
+                continue
+            groups[r[key]].append((r[p]["f1"], r["trafilatura"]["f1"]))
+        out[key] = {g: {"pages": len(v), "f1": round(statistics.mean(a for a, _ in v), 4),
+                        "trafilatura": round(statistics.mean(b for _, b in v), 4)}
+                    for g, v in sorted(groups.items())}  # fmt: skip
+    # CPU: every extractor that ran (the gate's skip spares the later ones), by benchmark
+    cpu: dict = defaultdict(list)
+    for r, s in zip(rows, skipped, strict=True):
+        ran = names[:first] if s else names
+        cpu[r["bench"]].append((sum(r[e]["ms"] for e in ran), r["trafilatura"]["ms"]))
+    out["cpu_x_trafilatura"] = {b: round(sum(a for a, _ in v) / sum(t for _, t in v), 3)
+                                for b, v in sorted(cpu.items())}  # fmt: skip
+    out["gate_skipped"] = round(sum(skipped) / len(skipped), 4)
+    out["chosen"] = {n: picks.count(n) for n in names}
+    return out
 
 
 def main() -> None:
@@ -151,109 +245,70 @@ def main() -> None:
         STRATEGIES.clear()
         STRATEGIES.update(json.loads(os.environ["STRATEGIES"]))
         DEFAULT.update(json.loads(os.environ.get("DEFAULTS", "{}")))
+        ROUTES.clear()
+        ROUTES.update(json.loads(os.environ.get("ROUTES", "{}")))
     rows = load()
-    dev = [r for r in rows if r["id"].startswith("wcxb/")]
-    aeb = [r for r in rows if r["type"] == "aeb"]
-    groups = [urlparse(r["url"]).netloc for r in dev]
-    shipped: dict = {"strategies": {}, "trained_on": f"WCXB dev, {len(dev)} pages"}
-    figures: dict = {}
-    cv_choices: dict = {}
+    shipped: dict = {"strategies": {}, "trained_on": {b: sum(r["bench"] == b for r in rows)
+                                                       for b in BENCHMARKS}}  # fmt: skip
+    report: dict = {}
+    lobo_choices: dict = {}
     for strategy, names in STRATEGIES.items():
-        x, cols = matrix(dev, strategy)
-        ys = np.array([[r[n]["f1"] for n in names] for r in dev])
-        # targets: each extractor's F1 (its gain over the default, or over the page's mean,
-        # measured 0.003-0.005 lower in cross-validation)
-        base = names.index(DEFAULT[strategy])
-        cv = np.zeros_like(ys)
-        for train_idx, test_idx in GroupKFold(n_splits=5).split(x, groups=groups):
-            for j in range(len(names)):
-                cv[test_idx, j] = train(x[train_idx], ys[train_idx, j]).predict(x[test_idx])
-        # the default extractor keeps a page unless another is predicted better by a margin
-        # (its own on pages with product markup): the pair with the best cross-validated F1
-        hint = np.array([product_hint(r["page"]) for r in dev])
-
-        is_default = np.arange(len(names)) == base
-
-        def bonus(m: float, mp: float, hints: np.ndarray, d: np.ndarray = is_default):
-            return np.where(hints, mp, m)[:, None] * d
-
-        # balanced and best must beat trafilatura alone on every page type: the best mean
-        # among margins that do, else the best mean
-        types = np.array([r["type"] for r in dev])
-        traf = np.array([r["trafilatura"]["f1"] for r in dev])
-        trials, beats = {}, {}
-        for m in MARGINS:
-            for mp in MARGINS:
-                p = choose(cv + bonus(m, mp, hint), dev, names)
-                got = ys[np.arange(len(dev)), p]
-                trials[m, mp] = float(got.mean())
-                beats[m, mp] = all(got[types == t].mean() > traf[types == t].mean()
-                                   for t in set(types))  # fmt: skip
-        allowed = [k for k in trials if beats[k]] if DEFAULT[strategy] == "trafilatura" else []
-        margin, margin_product = max(
-            allowed or trials, key=lambda k: (round(trials[k], 4), -k[0], -k[1])
-        )
-        pick = choose(cv + bonus(margin, margin_product, hint), dev, names)
-        cv_choices[strategy] = {r["id"]: names[j] for r, j in zip(dev, pick, strict=True)}
-        _FULL_CHOICES[strategy] = [names[j] for j in pick]
-        chosen = ys[np.arange(len(dev)), pick]
-        by_type: dict = defaultdict(list)
-        for r, f in zip(dev, chosen, strict=True):
-            by_type[r["type"]].append(f)
-        models = {n: train(x, ys[:, j]) for j, n in enumerate(names)}
-        gate = None
-        if strategy in ROUTES:
-            gate, gate_figures, cv_choices[strategy] = train_gate(
-                dev, strategy, ys, chosen, groups, types, traf
-            )
-            chosen = np.array([ys[i, names.index(cv_choices[strategy][r["id"]])]
-                               for i, r in enumerate(dev)])  # fmt: skip
-            by_type = defaultdict(list)
-            for r, f in zip(dev, chosen, strict=True):
-                by_type[r["type"]].append(f)
-        xa, _ = matrix(aeb, strategy)
-        pa = np.column_stack([models[n].predict(xa) for n in names])
-        hint_a = np.array([product_hint(r["page"]) for r in aeb])
-        pa = choose(pa + bonus(margin, margin_product, hint_a), aeb, names)
-        ya = np.array([[r[n]["f1"] for n in names] for r in aeb])
-        figures[strategy] = {
-            "extractors": names,
-            "margin": margin,
-            "margin_product": margin_product,
-            "dev_f1_cv_by_margins": {f"{m} {mp}": round(v, 4) for (m, mp), v in trials.items()},
-            "margins_beating_trafilatura_on_every_type": [f"{m} {mp}" for m, mp in allowed],
-            "dev_f1_cv": round(float(chosen.mean()), 4),
-            "dev_f1_oracle": round(float(ys.max(axis=1).mean()), 4),
-            "dev_f1_by_type_cv": {
-                t: round(statistics.mean(v), 4) for t, v in sorted(by_type.items())
-            },
-            "dev_chosen": {
-                n: sum(1 for c in cv_choices[strategy].values() if c == n) for n in names
-            },  # fmt: skip
-            "gate": gate_figures if gate else None,
-            "aeb_f1": round(float(ya[np.arange(len(aeb)), pa].mean()), 4),
-        }
-        shipped["strategies"][strategy] = {
+        recipe = Recipe(strategy)
+        x, cols = matrix(rows, strategy)
+        xg, gcols = matrix(rows, strategy, recipe.first) if recipe.first else (None, None)
+        picks: list[str] = [""] * len(rows)
+        skipped = [False] * len(rows)
+        margins = {}
+        for left in BENCHMARKS:
+            tr = np.array([r["bench"] != left for r in rows])
+            te = ~tr
+            train_rows = [r for r, t in zip(rows, tr, strict=True) if t]
+            test_rows = [r for r, t in zip(rows, te, strict=True) if t]
+            spec = recipe.fit(train_rows, x[tr], None if xg is None else xg[tr])
+            got, skip = recipe.apply(spec, test_rows, x[te], None if xg is None else xg[te])
+            for i, p, s in zip(np.flatnonzero(te), got, skip, strict=True):
+                picks[i], skipped[i] = p, s
+            margins[left] = {k: spec[k] for k in ("margin", "margin_product", "gate_margin")
+                             if k in spec}  # fmt: skip
+        lobo = figures(rows, picks, skipped, names, recipe.first)
+        lobo["margins_when_left_out"] = margins
+        lobo["oracle"] = {b: round(float(np.mean([max(r[e]["f1"] for e in names) for r in rows
+                                                  if r["bench"] == b])), 4)
+                          for b in BENCHMARKS}  # fmt: skip
+        lobo_choices[strategy] = {r["id"]: p for r, p in zip(rows, picks, strict=True)}
+        spec = recipe.fit(rows, x, xg)
+        entry = {
             "extractors": names,
             "features": cols,
             "default": DEFAULT[strategy],
-            "margin": margin,
-            "margin_product": margin_product,
-            "models": {n: m.model_to_string() for n, m in models.items()},
-            "figures": figures[strategy],
+            "margin": spec["margin"],
+            "margin_product": spec["margin_product"],
+            "models": {
+                n: m.model_to_string() for n, m in zip(names, spec["models"], strict=True)
+            },  # fmt: skip
         }
-        if gate:
-            shipped["strategies"][strategy]["gate"] = gate
-        print(strategy, json.dumps(figures[strategy]))
+        if xg is not None:
+            entry["gate"] = {
+                "features": gcols,
+                "margin": spec["gate_margin"],
+                "models": {
+                    n: m.model_to_string() for n, m in zip(names, spec["gate_models"], strict=True)
+                },  # fmt: skip
+            }
+            lobo["shipped_gate"] = {"margin": spec["gate_margin"],
+                                    "skipped_cv": spec["gate_skipped_cv"]}  # fmt: skip
+        lobo["shipped_margins"] = [spec["margin"], spec["margin_product"]]
+        entry["figures"] = {k: lobo[k] for k in ("bench", "shipped_margins")}
+        shipped["strategies"][strategy] = entry
+        report[strategy] = lobo
+        print(strategy, json.dumps({k: lobo[k] for k in ("bench", "cpu_x_trafilatura",
+                                                          "gate_skipped", "chosen")}))  # fmt: skip
     if os.environ.get("STRATEGIES"):
         return
-    # each dev page's cross-validated choice: bench/extract_strategy_bench.py scores them
-    CV_CHOICES.write_text(json.dumps(cv_choices))
-    CHOOSER_PATH.parent.mkdir(parents=True, exist_ok=True)
+    LOBO_CHOICES.write_text(json.dumps(lobo_choices))
     CHOOSER_PATH.write_text(json.dumps(shipped, sort_keys=True))
-    out = ROOT / "bench" / "results" / "extract_chooser_cv.json"
-    out.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"wrote {CHOOSER_PATH} and {out}")
+    LOBO_OUT.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {CHOOSER_PATH} and {LOBO_OUT}")
 
 
 if __name__ == "__main__":
