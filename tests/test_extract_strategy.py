@@ -1,9 +1,10 @@
-"""Extraction strategies: several extractors per page, a shipped chooser, one time bound.
+"""Extraction strategies: a few extractors per page, a rule that keeps one output, one bound.
 
-The chooser is the model file in the package; these tests hold what a run relies on: the
-same page gets the same choice in any process and any order, a failing or slow extractor
-leaves the others' outputs, every failure is a ledger reason, the model is loaded once per
-worker process (also in Spark's Python workers), and the file matches the code's strategies.
+These tests hold what a run relies on: the rule keeps the first extractor's output unless a
+later one has `longer` times its words; the shipped rules are the ones the benchmark chose
+(bench/results/extract_chooser.json); the same page gets the same text in any process and
+order; a failing or slow extractor leaves the others' outputs; every failure is a ledger
+reason; a missing library fails the task, not the page.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +34,7 @@ LISTING = "<ul class='results'>" + "".join(
     f"<li class='card'><a href='/item/{i}'>Walking boots model {i}</a> <span class='price'>"
     f"${40 + i}.00</span> Waterproof leather, size {36 + i % 10}.</li>" for i in range(30)
 ) + "</ul>"  # fmt: skip
-# product markup: the strategies never skip trafilatura on it
+# a page with product markup (schema.org Product) around an article
 PRODUCT = page(
     '<script type="application/ld+json">{"@type": "Product", "name": "Atlas"}</script>'
     + ARTICLE_RIVER,
@@ -56,19 +58,62 @@ def _run(html: str, conf: ExtractConf) -> dict:
     return process_record(_row(html), conf, ReadConf(), scope=uuid.uuid4().hex)
 
 
+RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "extract_chooser.json"
+
+
+def test_the_configured_rules_are_the_ones_the_benchmark_chose():
+    chosen = json.loads(RESULTS.read_text())["strategies"]
+    for strategy, rule in ExtractConf().strategies.items():
+        assert chosen[strategy]["shipped"] == {"runs": rule.runs, "longer": rule.longer}
+
+
+def test_the_rule_keeps_the_first_output_unless_a_later_one_is_longer_by_the_ratio():
+    a, b, c = "one two three four", "w " * 7, "x " * 20
+    keep = extract_strategy.keep
+    assert keep(["a", "b"], {"a": a, "b": b}, 2.0) == "a"  # 7 words < 2 x 4
+    assert keep(["a", "b"], {"a": a, "b": b + "y"}, 2.0) == "b"  # 8 >= 2 x 4
+    assert keep(["a", "b", "c"], {"a": a, "b": b + "y", "c": c}, 2.0) == "c"  # 20 >= 2 x 8
+    assert keep(["a", "b", "c"], {"a": a, "b": b, "c": c}, 3.0) == "c"  # 20 >= 3 x 4
+    assert keep(["a", "b"], {"a": None, "b": b}, 2.0) == "b"  # nothing kept: any output
+    assert keep(["a", "b"], {"a": "  ", "b": None}, 2.0) is None
+
+
 @pytest.mark.parametrize("strategy", ["fast", "balanced", "best"])
-def test_the_shipped_chooser_matches_the_strategies_and_records_what_it_used(strategy):
-    spec = json.loads(extract_strategy.CHOOSER_PATH.read_text())["strategies"][strategy]
-    assert spec["extractors"] == extract_strategy.STRATEGIES[strategy]
-    assert spec["figures"]["dev_f1_cv"] > 0.8  # cross-validated on WCXB dev when trained
+def test_each_strategy_keeps_one_extractors_output_and_says_which(strategy):
+    conf = ExtractConf(strategy=strategy)
+    runs = conf.strategies[strategy].runs
     for name, html in PAGES.items():
-        out = _run(html, ExtractConf(strategy=strategy))
+        out = _run(html, conf)
+        if out["reject_reason"] == "extract_empty":  # fast's views find no main text in a list
+            assert not any(EXTRACTORS[n](html, "").strip() for n in runs), name
+            continue
         assert out["reject_reason"] is None, name
         chosen = out["extractor"].split(" ")[0]
         assert chosen.split("/")[0] == strategy
-        assert chosen.split("/")[1] in extract_strategy.STRATEGIES[strategy]
+        assert chosen.split("/")[1] in runs
         # the text is that extractor's own output on the page, unchanged
         assert out["text"] == EXTRACTORS[chosen.split("/")[1]](html, "https://example.org/a")
+    assert extract.extractor_provenance(conf).startswith(f"{strategy}: {' > '.join(runs)}")
+
+
+def test_a_configured_rule_replaces_one_strategy_and_keeps_the_others():
+    conf = ExtractConf.model_validate(
+        {"strategy": "balanced", "strategies": {"balanced": {"runs": ["readability"]}}}
+    )
+    assert conf.strategies["balanced"].runs == ["readability"]
+    assert conf.strategies["fast"] == ExtractConf().strategies["fast"]
+    out = _run(PAGES["article"], conf)
+    assert out["extractor"] == "balanced/readability"
+
+
+def test_an_extractor_that_is_not_installed_is_a_config_error(monkeypatch):
+    from pipeline.config import read
+
+    monkeypatch.setattr(read, "find_spec", lambda name: None)
+    with pytest.raises(ValueError, match="rs_trafilatura, which is not installed"):
+        ExtractConf.model_validate(
+            {"strategies": {"balanced": {"runs": ["trafilatura", "rs_trafilatura"]}}}
+        )
 
 
 def test_the_choice_is_the_same_in_any_order_and_in_another_process():
@@ -95,11 +140,12 @@ def test_a_failing_extractor_leaves_the_others(monkeypatch):
     def broken(html, url):
         raise ValueError("lxml says no")
 
-    monkeypatch.setitem(EXTRACTORS, "trafilatura", broken)
+    first = ExtractConf().strategies["balanced"].runs[0]
+    monkeypatch.setitem(EXTRACTORS, first, broken)
     out = _run(PRODUCT, ExtractConf(strategy="balanced"))
     assert out["reject_reason"] is None and "herons wait for fish" in out["text"]
     assert out["extractor"].startswith("balanced/resiliparse")
-    assert "trafilatura: ValueError: lxml says no" in out["extractor"]
+    assert f"{first}: ValueError: lxml says no" in out["extractor"]
 
 
 def test_a_slow_extractor_times_out_and_the_others_are_kept(monkeypatch):
@@ -110,11 +156,13 @@ def test_a_slow_extractor_times_out_and_the_others_are_kept(monkeypatch):
 
     monkeypatch.setitem(EXTRACTORS, "trafilatura", burns)
     monkeypatch.setitem(EXTRACTORS, "readability", burns)
-    conf = ExtractConf(strategy="best", timeout_s=0.3)
+    conf = ExtractConf.model_validate({"strategy": "best", "timeout_s": 0.3, "strategies": {
+        "best": {"runs": ["trafilatura", "resiliparse", "readability"]}}})  # fmt: skip
     t0 = time.process_time()
     out = _run(PRODUCT, conf)
     assert time.process_time() - t0 < 1.0  # one bound for all: not 0.3 s each
     assert out["reject_reason"] is None and "herons wait for fish" in out["text"]
+    assert out["extractor"].startswith("best/resiliparse")  # ran first: cheapest
     assert "trafilatura: timeout (cpu)" in out["extractor"]
     assert "readability: no time left" in out["extractor"] or (
         "readability: timeout (cpu)" in out["extractor"]  # a tick of the 0.3 s was left
@@ -122,18 +170,20 @@ def test_a_slow_extractor_times_out_and_the_others_are_kept(monkeypatch):
 
 
 def test_when_every_extractor_fails_the_ledger_says_why(monkeypatch):
-    for name in extract_strategy.STRATEGIES["balanced"]:
+    for name in ExtractConf().strategies["balanced"].runs:
         monkeypatch.setitem(EXTRACTORS, name, lambda html, url: 1 / 0)
     out = _run(PAGES["forum"], ExtractConf(strategy="balanced"))
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_error")
-    assert out["reject_detail"].startswith("every extractor failed: resiliparse: ZeroDivision")
+    assert out["reject_detail"].startswith(
+        "every extractor failed: resiliparse_nocomments: ZeroDivision"
+    )
 
     def burns(html, url):
         t0 = time.process_time()
         while time.process_time() - t0 < 30:
             pass
 
-    for name in extract_strategy.STRATEGIES["fast"]:
+    for name in ExtractConf().strategies["fast"].runs:
         monkeypatch.setitem(EXTRACTORS, name, burns)
     out = _run(PAGES["forum"], ExtractConf(strategy="fast", timeout_s=0.2))
     assert (out["reject_reason"], out["reject_detail"]) == ("extract_timeout", "> 0.2 s CPU")
@@ -151,43 +201,26 @@ def test_a_page_too_deep_for_resiliparse_is_never_given_to_it():
 
 
 @pytest.mark.spark
-def test_the_model_is_loaded_once_per_spark_python_worker(spark):
+def test_every_spark_task_makes_the_same_choice(spark):
     html = PAGES["listing"]
 
     def run(rows):
-        import os
-
         from pipeline.config import ExtractConf
-        from pipeline.document import extract_strategy as es
         from pipeline.document.extract import extract_text
 
         for _ in rows:
-            text, used = extract_text(html, "https://example.org/a", ExtractConf())
-            yield os.getpid(), es.LOADS["balanced"], used
+            yield extract_text(html, "https://example.org/a", ExtractConf())
 
-    got = spark.sparkContext.parallelize(range(40), 8).mapPartitions(run).collect()
-    assert len({used for _, _, used in got}) == 1  # every task, the same choice
-    loads: dict = {}
-    for pid, n, _ in got:
-        loads[pid] = max(loads.get(pid, 0), n)
-    assert set(loads.values()) == {1}, loads  # one load per worker process, 8 tasks
+    got = spark.sparkContext.parallelize(range(16), 8).mapPartitions(run).collect()
+    assert len(set(got)) == 1 and got[0] == extract_text(html, "https://example.org/a",
+                                                         ExtractConf())  # fmt: skip
 
 
-def test_a_page_with_product_markup_always_gets_trafilatura_run():
-    # the gate may skip trafilatura elsewhere; on product pages it never does
-    for strategy in ("balanced", "best"):
-        out = extract_strategy.run_strategy(
-            PRODUCT, "https://shop.example/atlas", strategy, extract.time_bound, 5.0, 60.0
-        )
-        assert out.ran == extract_strategy.STRATEGIES[strategy] and out.text
-    assert extract_strategy.product_hint(extract_strategy.page_part(PRODUCT, "https://x.org/"))
+def test_a_defect_in_the_rule_fails_the_task_not_the_page(monkeypatch):
+    def broken(runs, texts, longer):
+        raise KeyError("a run")
 
-
-def test_a_defect_in_the_chooser_fails_the_task_not_the_page(monkeypatch):
-    def broken(html, url):
-        raise KeyError("a feature")
-
-    monkeypatch.setattr(extract_strategy, "page_part", broken)
+    monkeypatch.setattr(extract_strategy, "keep", broken)
     with pytest.raises(extract.StrategyDefect, match="KeyError"):
         _run(PAGES["article"], ExtractConf(strategy="balanced"))
 
@@ -196,6 +229,6 @@ def test_a_missing_library_fails_the_task_not_the_page(monkeypatch):
     def missing(html, url):
         raise ModuleNotFoundError("No module named 'readability'")
 
-    monkeypatch.setitem(EXTRACTORS, "readability", missing)
+    monkeypatch.setitem(EXTRACTORS, "resiliparse_nocomments", missing)
     with pytest.raises(ModuleNotFoundError):
         _run(PRODUCT, ExtractConf(strategy="best"))

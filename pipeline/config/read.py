@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from pipeline.config.base import _Section
 
@@ -52,10 +53,56 @@ class UrlFilterConf(_Section):
     allowed_domains: list[str] = Field(default_factory=list)  # win over every list above
 
 
+# pipeline/document/extractors.py's names (rs_trafilatura: only where its wheel installs)
+Extractor = Literal[
+    "trafilatura", "trafilatura_fast", "trafilatura_recall", "trafilatura_precision",
+    "resiliparse", "resiliparse_nocomments", "resiliparse_all", "justext", "readability",
+    "rs_trafilatura",
+]  # fmt: skip
+
+
+class StrategyRule(_Section):
+    # The first extractor's output is kept unless a later one's has at least `longer` times
+    # as many words (or the kept one is empty); pipeline/document/extract_strategy.py.
+    runs: list[Extractor] = Field(min_length=1)
+    longer: float = Field(2.0, gt=1)
+
+
+def _strategies() -> dict[str, StrategyRule]:
+    # Chosen on four public benchmarks and validated leaving each out, within a CPU budget per
+    # strategy (bench/extract_chooser_train.py, bench/results/extract_chooser.json,
+    # docs/extraction.md); tests/test_extract_strategy.py holds these equal to that file.
+    return {
+        "fast": StrategyRule(runs=["resiliparse_nocomments", "resiliparse"], longer=3.0),
+        "balanced": StrategyRule(runs=["trafilatura_recall", "resiliparse_nocomments"]),
+        "best": StrategyRule(runs=["trafilatura_precision", "resiliparse_nocomments"]),
+    }
+
+
 class ExtractConf(_Section):
-    # fast | balanced | best: several extractors per page and a learned choice among their
-    # outputs (pipeline/document/extract_strategy.py, docs/extraction.md); single: `backend`.
+    # fast | balanced | best: a few extractors per page and a rule that keeps one output
+    # (`strategies`; docs/extraction.md); single: `backend` alone.
     strategy: Literal["single", "fast", "balanced", "best"] = "balanced"
+    strategies: dict[Literal["fast", "balanced", "best"], StrategyRule] = Field(
+        default_factory=_strategies
+    )
+
+    @field_validator("strategies")
+    @classmethod
+    def _defaults_kept(cls, v: dict) -> dict:
+        return {**_strategies(), **v}  # a file that redefines one strategy keeps the others
+
+    @model_validator(mode="after")
+    def _installed(self) -> ExtractConf:
+        if self.strategy != "single" and "rs_trafilatura" in self.strategies[self.strategy].runs:
+            if find_spec("rs_trafilatura") is None:
+                raise ValueError(
+                    f"extract.strategies.{self.strategy} runs rs_trafilatura, which is not "
+                    "installed (pip install rs-trafilatura: a wheel for CPython 3.12 only; "
+                    "docs/extraction.md)"
+                )
+        return self
+
     # strategy single: trafilatura or resiliparse (DCLM's; ~10x less CPU, more boilerplate).
     backend: Literal["trafilatura", "resiliparse"] = "trafilatura"
     # Per-document bound in CPU seconds (pathological HTML can take seconds; CPU time, so a

@@ -1,7 +1,7 @@
 """Main-text extraction, bounded in CPU time per document.
 
 `extract.strategy` single runs one backend (trafilatura or resiliparse); fast, balanced and
-best run several extractors and keep the output a trained chooser predicts best
+best run a few extractors and keep one output by a rule chosen on four benchmarks
 (pipeline.document.extract_strategy), all under one bound per page.
 
 The bound: a CPU-time timer (ITIMER_PROF: this process's user + system time, so a busy machine
@@ -129,16 +129,14 @@ def backend_version(name: str) -> str:
 
 def extractor_provenance(s: ExtractConf) -> str:
     """What extracts a run's pages, for its manifest: the backend and its version, or the
-    strategy, its libraries' versions and the chooser file's digest."""
+    strategy's rule and its libraries' versions."""
     if s.strategy == "single":
         return backend_version(s.backend)
-    from pipeline.document.extract_strategy import CHOOSER_PATH, STRATEGIES, chooser_bytes
-
-    packages = {"readability": "readability-lxml"}
-    names = sorted({packages.get(n, n.split("_")[0]) for n in STRATEGIES[s.strategy]})
-    digest = hashlib.sha256(chooser_bytes()).hexdigest()[:12]
-    return (f"{s.strategy}: " + ", ".join(backend_version(n) for n in names)
-            + f"; chooser {CHOOSER_PATH.name} {digest}")  # fmt: skip
+    rule = s.strategies[s.strategy]
+    packages = {"readability": "readability-lxml", "rs_trafilatura": "rs-trafilatura"}
+    names = sorted({packages.get(n, n.split("_")[0]) for n in rule.runs})
+    return (f"{s.strategy}: {' > '.join(rule.runs)} (longer {rule.longer:g}); "
+            + ", ".join(backend_version(n) for n in names))  # fmt: skip
 
 
 class ExtractFailed(Exception):
@@ -146,8 +144,8 @@ class ExtractFailed(Exception):
 
 
 class StrategyDefect(RuntimeError):
-    """The strategy's own code (features, chooser) raised: a defect, not a verdict on the
-    page, so the task fails (extractors' failures are caught per extractor)."""
+    """The strategy's own code (the rule) raised: a defect, not a verdict on the page, so
+    the task fails (extractors' failures are caught per extractor)."""
 
 
 def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
@@ -161,7 +159,10 @@ def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
     from pipeline.document.extract_strategy import run_strategy
 
     try:
-        out = run_strategy(html, url, s.strategy, time_bound, s.timeout_s, s.wall_timeout_s)
+        rule = s.strategies[s.strategy]
+        out = run_strategy(
+            html, url, rule.runs, rule.longer, time_bound, s.timeout_s, s.wall_timeout_s
+        )
     except (ExtractTimeout, *ENVIRONMENT, OSError):
         raise
     except Exception as e:

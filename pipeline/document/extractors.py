@@ -125,6 +125,13 @@ def readability(html: str, url: str) -> str | None:  # noqa: ARG001
     return resiliparse_text(summary, False, False)
 
 
+def rs_trafilatura(html: str, url: str) -> str | None:
+    # rs-trafilatura (Rust, PyPI): optional, its only wheel is for CPython 3.12 (docs/extraction.md)
+    import rs_trafilatura as rs
+
+    return rs.extract(html, url=url or None).main_content
+
+
 EXTRACTORS: dict[str, Extractor] = {
     "trafilatura": trafilatura_default,
     "trafilatura_fast": trafilatura_fast,
@@ -135,4 +142,5 @@ EXTRACTORS: dict[str, Extractor] = {
     "resiliparse_all": resiliparse_all,
     "justext": justext_all,
     "readability": readability,
+    "rs_trafilatura": rs_trafilatura,
 }

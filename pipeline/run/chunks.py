@@ -60,8 +60,7 @@ log = logging.getLogger(__name__)
 EXTRACTION_STAGES = ("read", "url", "decode", "extract")
 # The code a chunk's extraction depends on (pipeline/...): a change here re-extracts.
 EXTRACTION_CODE = ("document/warc", "document/extract.py", "document/extract_strategy.py",
-                   "document/extract_features.py", "document/extractors.py",
-                   "document/extract_chooser.json", "document/url_filter.py",
+                   "document/extractors.py", "document/url_filter.py",
                    "document/langid.py", "stages/schema.py", "run/inputs.py", "stages/read.py",
                    "stages/extract.py", "stages/arrow_batches.py")  # fmt: skip
 
@@ -148,9 +147,8 @@ def _hash(*parts: object) -> str:
 
 
 def _sources(node, prefix: str = "") -> Iterator[tuple[str, bytes]]:
-    """(relative path, bytes) of the package's .py files and the data files it ships (the
-    extraction chooser), from a folder or from a zip (spark-submit --py-files), in a stable
-    order."""
+    """(relative path, bytes) of the package's .py files and the data files it ships, from a
+    folder or from a zip (spark-submit --py-files), in a stable order."""
     for child in sorted(node.iterdir(), key=lambda c: c.name):
         rel = f"{prefix}{child.name}"
         if child.is_dir():

@@ -41,8 +41,7 @@ def preload_spec(cfg: Config) -> str:
     tokenizer = tokenizer_file(cfg)
     return json.dumps(
         {"langid": str(lid_model_path(cfg)),  # preflight has checked it exists
-         "tokenizer": [str(tokenizer or cfg.tokenizer.name), cfg.tokenizer.eot_token],
-         "extract_strategy": cfg.extract.strategy},
+         "tokenizer": [str(tokenizer or cfg.tokenizer.name), cfg.tokenizer.eot_token]},
         sort_keys=True,
     )  # fmt: skip
 

@@ -14,9 +14,9 @@ import importlib
 import json
 import os
 
-# Set by pipeline.run.warmup (local mode): the run's language-ID model, tokenizer and extraction
-# chooser, which every worker loads on first use (~0.2 s each); the daemon loads them once and
-# forks them loaded.
+# Set by pipeline.run.warmup (local mode): the run's language-ID model and tokenizer, which
+# every worker loads on first use (~0.2 s each); the daemon loads them once and forks them
+# loaded.
 PRELOAD_ENV = "CURATE_PRELOAD"
 
 PRELOAD = (
@@ -47,10 +47,6 @@ def preload() -> None:
         pass
     try:
         spec = json.loads(os.environ.get(PRELOAD_ENV) or "{}")
-        if spec.get("extract_strategy", "single") != "single":  # the chooser's models
-            from pipeline.document.extract_strategy import chooser
-
-            chooser(spec["extract_strategy"])
         if spec.get("langid"):
             from pipeline.document.langid import load_fasttext
             from pipeline.engine.models import preload_model
