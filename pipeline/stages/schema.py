@@ -47,7 +47,8 @@ DOC_SCHEMA = pa.schema(
     _RECORD_META
     + [
         pa.field("charset", pa.string()),
-        # where the text came from: "balanced/trafilatura_recall" (strategy/extractor), or the backend
+        # where the text came from: "balanced/trafilatura_recall" (strategy/extractor), or the
+        # backend
         pa.field("extractor", pa.string()),
         pa.field("text", pa.string()),
         # its UTF-8 length after every per-document step (stages/arrow_batches.py text_bytes)
