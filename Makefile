@@ -158,7 +158,7 @@ bench-rules: setup $(TOOLS) $(ANCHOR)/bin/datatrove-ready
 # cloned at the commits bench/extract_benchmarks.py names), every candidate extractor on every
 # page, rs-trafilatura in a Python 3.12 of its own where one is found, the leave-one-benchmark-
 # out training that writes pipeline/document/extract_chooser.json, then the strategies measured
-# through the pipeline's own extraction (about 25 minutes on 2 cores).
+# through the pipeline's own extraction (about 15 minutes on 2 cores).
 EXTRACT_REPOS ?= bench/work/repos
 PY312 ?= python3.12
 extract-benchmarks:
