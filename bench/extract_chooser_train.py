@@ -3,15 +3,16 @@
 A strategy (pipeline.document.extract_strategy) runs a few extractors and keeps the first one's
 output unless a later one's has at least `longer` times as many words (or the kept one is
 empty): the later extractors catch what the first cut away, and the first wins wherever the
-others merely add boilerplate. The choice is of the extractors, their order and `longer`.
+others merely add boilerplate. With `below`, the later ones run only while the kept output is
+shorter than that. The choice is of the extractors, their order, `longer` and `below`.
 
 **The recipe.** Every rule of up to three extractors from the pipeline's (EXTRACTORS; the
-resiliparse views share one parse) and `longer` in LONGER is scored on every page of the four
-benchmarks (bench/extract_benchmarks.py), each by its own measure, against trafilatura's
-defaults on the same page. Among the rules within the strategy's CPU budget (mean CPU per page
-over trafilatura's, from the candidates' cache), those that leave no benchmark more than the
-strategy's floor below trafilatura, the one with the best mean gain over the benchmarks (each
-benchmark weighs the same) is chosen; ties go to the cheaper rule.
+resiliparse views share one parse), `longer` in LONGER and `below` in BELOW is scored on every
+page of the four benchmarks (bench/extract_benchmarks.py), each by its own measure, against
+trafilatura's defaults on the same page. Among the rules within the strategy's CPU budget (mean
+CPU per page over trafilatura's, from the candidates' cache), those that leave no benchmark
+more than the strategy's floor below trafilatura, the one with the best mean gain over the
+benchmarks (each benchmark weighs the same) is chosen; ties go to the cheaper rule.
 
 **Leave one benchmark out.** The recipe runs on three benchmarks and the rule it picks is
 scored on the fourth, for each in turn: those are the figures reported
@@ -50,12 +51,20 @@ from pipeline.document.extractors import EXTRACTORS  # noqa: E402
 OUT = ROOT / "bench" / "results" / "extract_chooser.json"
 CHOICES = ROOT / "bench" / "work" / "extract_chooser_lobo_choices.json"
 LONGER = (1.5, 2.0, 2.5, 3.0)
+BELOW = (None, 50, 100, 200, 400, 800)  # words; None: every extractor runs
 MAX_RUNS = 3
 # strategy -> (CPU budget x trafilatura's defaults, floor against trafilatura per benchmark).
 # The budgets leave 10% of issue 53's targets (0.3x, 1.0x, 2.5x) for what the candidates'
 # cache does not time (the rule, the shared decode) and for machine noise.
 TARGETS = {"fast": (0.27, -0.03), "balanced": (0.9, -0.005), "best": (2.25, -0.005)}
 RESILIPARSE = {"resiliparse", "resiliparse_nocomments", "resiliparse_all"}
+Rule = tuple[tuple[str, ...], float, "int | None"]  # runs, longer, below
+
+
+def as_conf(rule: Rule) -> dict:
+    """A rule as conf/default.yaml's extract.strategies writes it."""
+    runs, longer, below = rule
+    return {"runs": list(runs), "longer": longer, "below": below}
 
 
 class Table:
@@ -70,53 +79,61 @@ class Table:
         self.bench = np.array([r["bench"] for r in rows])
         self.traf_ms = float(self.ms["trafilatura"].mean())
 
-    def pick(self, runs: tuple[str, ...], longer: float) -> np.ndarray:
-        """Index into `runs` of each page's kept output (the runtime's rule, vectorised)."""
-        kept = np.zeros(len(self.rows), dtype=int)
+    def pick(self, rule: Rule) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Index into `runs` of each page's kept output, and where each extractor ran (the
+        runtime's rule, vectorised)."""
+        runs, longer, below = rule
+        n = len(self.rows)
+        kept = np.zeros(n, dtype=int)
         kept_words = self.words[runs[0]].copy()
+        ran = {runs[0]: np.ones(n, dtype=bool)}
         for i, name in enumerate(runs[1:], 1):
-            w = self.words[name]
+            ran[name] = np.ones(n, dtype=bool) if below is None else kept_words < below
+            w = np.where(ran[name], self.words[name], 0)
             take = (w > 0) & ((kept_words == 0) | (w >= longer * kept_words))
             kept = np.where(take, i, kept)
             kept_words = np.where(take, w, kept_words)
-        return kept
+        return kept, ran
 
-    def scores(self, runs: tuple[str, ...], longer: float) -> np.ndarray:
-        kept = self.pick(runs, longer)
-        return np.choose(kept, [self.f1[n] for n in runs])
+    def scores(self, rule: Rule) -> np.ndarray:
+        kept, _ = self.pick(rule)
+        return np.choose(kept, [self.f1[n] for n in rule[0]])
 
-    def cpu(self, runs: tuple[str, ...], mask: np.ndarray | None = None) -> float:
-        """Mean CPU over trafilatura's: resiliparse's views share one parse (the dearest
-        view's time stands for all of them)."""
+    def cpu(self, rule: Rule, mask: np.ndarray | None = None) -> float:
+        """Mean CPU over trafilatura's, of the extractors that ran: resiliparse's views share
+        one parse (the dearest view's time stands for all of them)."""
         m = np.ones(len(self.rows), dtype=bool) if mask is None else mask
-        res = [self.ms[n][m] for n in runs if n in RESILIPARSE]
-        total = sum(self.ms[n][m] for n in runs if n not in RESILIPARSE)
+        _, ran = self.pick(rule)
+        cost = {n: np.where(ran[n], self.ms[n], 0.0)[m] for n in rule[0]}
+        res = [c for n, c in cost.items() if n in RESILIPARSE]
+        total = sum(c for n, c in cost.items() if n not in RESILIPARSE)
         if res:
             total = total + np.max(res, axis=0)
         return float(np.mean(total) / self.ms["trafilatura"][m].mean())
 
 
-def rules(names: list[str]) -> list[tuple[tuple[str, ...], float]]:
+def rules(names: list[str]) -> list[Rule]:
     out = []
     for k in range(1, MAX_RUNS + 1):
         for runs in itertools.permutations(names, k):
             for longer in LONGER if k > 1 else (2.0,):
-                out.append((runs, longer))
+                for below in BELOW if k > 1 else (None,):
+                    out.append((runs, longer, below))
     return out
 
 
-def gains(t: Table, runs: tuple[str, ...], longer: float) -> dict[str, float]:
-    diff = t.scores(runs, longer) - t.f1["trafilatura"]
+def gains(t: Table, rule: Rule) -> dict[str, float]:
+    diff = t.scores(rule) - t.f1["trafilatura"]
     return {b: float(diff[t.bench == b].mean()) for b in BENCHMARKS}
 
 
 def select(scored: list[tuple], benches: tuple[str, ...], budget: float, floor: float):
     """The recipe on `benches`: the best mean gain within the budget and the floor."""
-    fits = [s for s in scored if s[2] <= budget]
-    ok = [s for s in fits if min(s[3][b] for b in benches) >= floor]
+    fits = [s for s in scored if s[1] <= budget]
+    ok = [s for s in fits if min(s[2][b] for b in benches) >= floor]
     if not ok:  # nothing keeps every benchmark above the floor: the least bad
-        return max(fits, key=lambda s: (min(s[3][b] for b in benches), -s[2]))
-    return max(ok, key=lambda s: (round(statistics.mean(s[3][b] for b in benches), 5), -s[2]))
+        return max(fits, key=lambda s: (min(s[2][b] for b in benches), -s[1]))
+    return max(ok, key=lambda s: (round(statistics.mean(s[2][b] for b in benches), 5), -s[1]))
 
 
 def breakdown(t: Table, chosen: np.ndarray) -> dict:
@@ -142,29 +159,26 @@ def lobo(
     picked: dict = {}
     per_page: dict = {}
     for left in BENCHMARKS:
-        runs, longer, _, _ = select(scored, tuple(b for b in BENCHMARKS if b != left), budget,
-                                    floor)  # fmt: skip
+        rule, _, _ = select(scored, tuple(b for b in BENCHMARKS if b != left), budget, floor)
         mask = t.bench == left
-        chosen[mask] = t.scores(runs, longer)[mask]
-        kept = t.pick(runs, longer)
+        chosen[mask] = t.scores(rule)[mask]
+        kept, _ = t.pick(rule)
         for i in np.flatnonzero(mask):
-            per_page[t.rows[i]["id"]] = runs[kept[i]]
-        picked[left] = {"runs": list(runs), "longer": longer,
-                        "cpu_x_trafilatura": round(t.cpu(runs, mask), 3)}  # fmt: skip
+            per_page[t.rows[i]["id"]] = rule[0][kept[i]]
+        picked[left] = {**as_conf(rule), "cpu_x_trafilatura": round(t.cpu(rule, mask), 3)}
     return chosen, picked, per_page
 
 
 def evaluate(t: Table, names: list[str]) -> tuple[dict, dict]:
-    scored = [(runs, longer, t.cpu(runs), gains(t, runs, longer)) for runs, longer in
-              rules(names)]  # fmt: skip
+    scored = [(rule, t.cpu(rule), gains(t, rule)) for rule in rules(names)]
     out: dict = {"rules_considered": len(scored)}
     choices: dict = {}
     for strategy, (budget, floor) in TARGETS.items():
         chosen, picked, choices[strategy] = lobo(t, scored, budget, floor)
-        runs, longer, cpu, g = select(scored, BENCHMARKS, budget, floor)
+        rule, cpu, g = select(scored, BENCHMARKS, budget, floor)
         entry = {
             "target": {"cpu_budget_x_trafilatura": budget, "floor": floor},
-            "shipped": {"runs": list(runs), "longer": longer},
+            "shipped": as_conf(rule),
             "shipped_cpu_x_trafilatura": round(cpu, 3),
             "shipped_gain_in_sample": {b: round(v, 4) for b, v in g.items()},
             "left_out": breakdown(t, chosen),
@@ -174,7 +188,7 @@ def evaluate(t: Table, names: list[str]) -> tuple[dict, dict]:
         entry["left_out_gain"] = {b: round(v["f1"] - v["trafilatura"], 4) for b, v in lo.items()}
         entry["left_out_mean_gain"] = round(statistics.mean(entry["left_out_gain"].values()), 4)
         out[strategy] = entry
-        print(f"{strategy:9s} {' > '.join(runs)} (longer {longer}, cpu {cpu:.2f}x); left out: "
+        print(f"{strategy:9s} {as_conf(rule)} cpu {cpu:.2f}x; left out: "
               + " ".join(f"{b} {v:+.4f}" for b, v in entry["left_out_gain"].items())
               + f" mean {entry['left_out_mean_gain']:+.4f}")  # fmt: skip
     return out, choices

@@ -64,7 +64,8 @@ RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "extract_c
 def test_the_configured_rules_are_the_ones_the_benchmark_chose():
     chosen = json.loads(RESULTS.read_text())["strategies"]
     for strategy, rule in ExtractConf().strategies.items():
-        assert chosen[strategy]["shipped"] == {"runs": rule.runs, "longer": rule.longer}
+        shipped = {"runs": rule.runs, "longer": rule.longer, "below": rule.below}
+        assert chosen[strategy]["shipped"] == shipped
 
 
 def test_the_rule_keeps_the_first_output_unless_a_later_one_is_longer_by_the_ratio():
@@ -76,6 +77,27 @@ def test_the_rule_keeps_the_first_output_unless_a_later_one_is_longer_by_the_rat
     assert keep(["a", "b", "c"], {"a": a, "b": b, "c": c}, 3.0) == "c"  # 20 >= 3 x 4
     assert keep(["a", "b"], {"a": None, "b": b}, 2.0) == "b"  # nothing kept: any output
     assert keep(["a", "b"], {"a": "  ", "b": None}, 2.0) is None
+
+
+def test_with_below_the_later_extractors_run_only_where_the_first_found_little(monkeypatch):
+    ran = []
+
+    def counting(name, text):
+        def extractor(html, url):
+            ran.append(name)
+            return text
+
+        return extractor
+
+    monkeypatch.setitem(EXTRACTORS, "trafilatura_fast", counting("first", "w " * 30))
+    monkeypatch.setitem(EXTRACTORS, "readability", counting("second", "x " * 100))
+    run = extract_strategy.run_strategy
+    args = ("<p>page</p>", "", ["trafilatura_fast", "readability"], 2.0, extract.time_bound, 5, 60)
+    out = run(*args, below=20)  # 30 words kept: long enough, the second never runs
+    assert (ran, out.chosen, out.ran) == (["first"], "trafilatura_fast", ["trafilatura_fast"])
+    ran.clear()
+    out = run(*args, below=50)  # 30 < 50: the second runs, and has 100 >= 2 x 30 words
+    assert (ran, out.chosen) == (["first", "second"], "readability")
 
 
 @pytest.mark.parametrize("strategy", ["fast", "balanced", "best"])
@@ -175,7 +197,7 @@ def test_when_every_extractor_fails_the_ledger_says_why(monkeypatch):
     out = _run(PAGES["forum"], ExtractConf(strategy="balanced"))
     assert (out["reject_stage"], out["reject_reason"]) == ("extract", "extract_error")
     assert out["reject_detail"].startswith(
-        "every extractor failed: resiliparse_nocomments: ZeroDivision"
+        "every extractor failed: trafilatura_recall: ZeroDivision"
     )
 
     def burns(html, url):
@@ -194,10 +216,18 @@ def test_a_page_too_deep_for_resiliparse_is_never_given_to_it():
     with pytest.raises(TooDeep, match="50,000 elements deep"):
         check_nesting(deep)
     check_nesting("<div>" * 2_000 + "</div>" * 2_000 + "<span></span>" * 20_000)  # wide: fine
+    views = ExtractConf.model_validate(
+        {"strategy": "fast", "strategies": {"fast": {"runs": ["resiliparse_nocomments",
+                                                            "resiliparse_all"]}}}
+    )  # fmt: skip
     t0 = time.process_time()
-    out = _run(deep, ExtractConf(strategy="fast"))
+    out = _run(deep, views)
     assert time.process_time() - t0 < 2  # resiliparse on it: 30 s and more, or a dead process
     assert out["reject_reason"] == "extract_error" and "nested too deeply" in out["reject_detail"]
+    t0 = time.process_time()
+    out = _run(deep, ExtractConf(strategy="fast"))  # trafilatura takes over: nothing there
+    assert time.process_time() - t0 < 2
+    assert out["reject_reason"] == "extract_empty"
 
 
 @pytest.mark.spark

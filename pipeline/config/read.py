@@ -66,6 +66,8 @@ class StrategyRule(_Section):
     # as many words (or the kept one is empty); pipeline/document/extract_strategy.py.
     runs: list[Extractor] = Field(min_length=1)
     longer: float = Field(2.0, gt=1)
+    # set: the extractors after the first run only while the kept output has fewer words
+    below: int | None = Field(None, gt=0)
 
 
 def _strategies() -> dict[str, StrategyRule]:
@@ -73,8 +75,8 @@ def _strategies() -> dict[str, StrategyRule]:
     # strategy (bench/extract_chooser_train.py, bench/results/extract_chooser.json,
     # docs/extraction.md); tests/test_extract_strategy.py holds these equal to that file.
     return {
-        "fast": StrategyRule(runs=["resiliparse_nocomments", "resiliparse"], longer=3.0),
-        "balanced": StrategyRule(runs=["trafilatura_recall", "resiliparse_nocomments"]),
+        "fast": StrategyRule(runs=["resiliparse_nocomments", "trafilatura_fast"], below=200),
+        "balanced": StrategyRule(runs=["trafilatura_recall", "resiliparse_nocomments"], below=800),
         "best": StrategyRule(runs=["trafilatura_precision", "resiliparse_nocomments"]),
     }
 

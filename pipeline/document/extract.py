@@ -135,7 +135,8 @@ def extractor_provenance(s: ExtractConf) -> str:
     rule = s.strategies[s.strategy]
     packages = {"readability": "readability-lxml", "rs_trafilatura": "rs-trafilatura"}
     names = sorted({packages.get(n, n.split("_")[0]) for n in rule.runs})
-    return (f"{s.strategy}: {' > '.join(rule.runs)} (longer {rule.longer:g}); "
+    when = f", below {rule.below}" if rule.below else ""
+    return (f"{s.strategy}: {' > '.join(rule.runs)} (longer {rule.longer:g}{when}); "
             + ", ".join(backend_version(n) for n in names))  # fmt: skip
 
 
@@ -161,8 +162,9 @@ def extract_text(html: str, url: str, s: ExtractConf) -> tuple[str | None, str]:
     try:
         rule = s.strategies[s.strategy]
         out = run_strategy(
-            html, url, rule.runs, rule.longer, time_bound, s.timeout_s, s.wall_timeout_s
-        )
+            html, url, rule.runs, rule.longer, time_bound, s.timeout_s, s.wall_timeout_s,
+            rule.below,
+        )  # fmt: skip
     except (ExtractTimeout, *ENVIRONMENT, OSError):
         raise
     except Exception as e:

@@ -3,6 +3,8 @@
 A strategy (conf: extract.strategies) names the extractors it runs and `longer`: the first
 extractor's output is kept unless a later one's has at least `longer` times as many words, or
 the kept one is empty; later extractors are compared in order with the output kept so far.
+With `below`, a later extractor runs only while the kept output has fewer words than that
+(a cheap first extractor, a dear one only where the first found little).
 The first is a trafilatura setting in `balanced` and `best`: where the rule does not fire,
 the text is trafilatura's own. The extractors, their order and `longer` were chosen on four
 public benchmarks and validated leaving each benchmark out (bench/extract_chooser_train.py,
@@ -46,6 +48,12 @@ def execution_order(runs: Sequence[str]) -> list[str]:
     return [n for n in runs if n in RESILIPARSE_VIEWS] + [
         n for n in runs if n not in RESILIPARSE_VIEWS
     ]
+
+
+def needed(runs: Sequence[str], texts: dict[str, str | None], longer: float, below: int) -> bool:
+    """Whether the next extractor runs: the output kept so far has fewer than `below` words."""
+    kept = keep(runs, texts, longer)
+    return words(texts[kept]) < below if kept else True
 
 
 class Outcome:
@@ -107,17 +115,24 @@ def _run_extractors(
 
 def run_strategy(
     html: str, url: str, runs: Sequence[str], longer: float, bound: Any, cpu_s: float,
-    wall_s: float,
+    wall_s: float, below: int | None = None,
 ) -> Outcome:  # fmt: skip
     """Run a strategy's extractors under one shared bound and keep one output by its rule.
 
     `bound(cpu, wall)` is the time-bound context manager (pipeline.document.extract); each
-    extractor gets what is left of `cpu_s` / `wall_s`.
+    extractor gets what is left of `cpu_s` / `wall_s`. With `below`, in the listed order, each
+    later one only while the kept output is shorter than `below` words.
     """
     out = Outcome()
     texts: dict[str, str | None] = {}
     clock = (time.process_time(), time.perf_counter(), cpu_s, wall_s)
-    _run_extractors(html, url, execution_order(runs), texts, out, bound, clock)
+    if below is None:
+        _run_extractors(html, url, execution_order(runs), texts, out, bound, clock)
+    else:
+        for i, name in enumerate(runs):
+            if i and not needed(runs[:i], texts, longer, below):
+                break  # the kept output is long enough: the rest never run
+            _run_extractors(html, url, [name], texts, out, bound, clock)
     out.tree = None
     chosen = keep(runs, texts, longer)
     if chosen is not None:
