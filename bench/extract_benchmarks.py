@@ -217,3 +217,11 @@ def group_of(lang: str) -> str:
 def read_html(page: dict) -> bytes:
     raw = Path(page["html"]).read_bytes()
     return gzip.decompress(raw) if page["html"].endswith(".gz") else raw
+
+
+def html_of(page: dict) -> str:
+    """The page decoded as the pipeline decodes a payload (charset from the bytes)."""
+    from pipeline.document.warc.decode import decode_body, to_unicode
+
+    body = decode_body(read_html(page), None, None, 64 << 20)
+    return to_unicode(body, "text/html", 0.3)[0]

@@ -32,12 +32,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from extract_benchmarks import html_of, score  # noqa: E402
 from extract_benchmarks import pages as benchmark_pages  # noqa: E402
-from extract_benchmarks import read_html, score  # noqa: E402, F401
 
 from pipeline.document.extract import ExtractTimeout, time_bound  # noqa: E402
 from pipeline.document.extractors import EXTRACTORS  # noqa: E402
-from pipeline.document.warc.decode import decode_body, to_unicode  # noqa: E402
 
 OUT = ROOT / "bench" / "work" / "extract_candidates.jsonl.gz"
 RS_OUT = ROOT / "bench" / "work" / "extract_rs_trafilatura.jsonl.gz"
@@ -78,12 +77,6 @@ def _html_text(html: str, url: str) -> str | None:  # noqa: ARG001
 EXTRA = {"boilerpy3": _boilerpy3, "inscriptis": _inscriptis, "goose3": _goose3,
          "html_text": _html_text}  # fmt: skip
 CANDIDATES = {**EXTRACTORS, **{n: f for n, f in EXTRA.items() if find_spec(n) is not None}}
-
-
-def html_of(page: dict) -> str:
-    raw = read_html(page)
-    body = decode_body(raw, None, None, 64 << 20)
-    return to_unicode(body, "text/html", 0.3)[0]
 
 
 _warm = [False]

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from extract_benchmarks import BENCHMARKS  # noqa: E402
 from extract_candidates import load_rows  # noqa: E402
 
-from pipeline.document.extract_strategy import words  # noqa: E402
+from pipeline.document.extract_strategy import RESILIPARSE_VIEWS, words  # noqa: E402
 from pipeline.document.extractors import EXTRACTORS  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "extract_chooser.json"
@@ -57,7 +57,6 @@ MAX_RUNS = 3
 # The budgets leave 10% of issue 53's targets (0.3x, 1.0x, 2.5x) for what the candidates'
 # cache does not time (the rule, the shared decode) and for machine noise.
 TARGETS = {"fast": (0.27, -0.03), "balanced": (0.9, -0.005), "best": (2.25, -0.005)}
-RESILIPARSE = {"resiliparse", "resiliparse_nocomments", "resiliparse_all"}
 Rule = tuple[tuple[str, ...], float, "int | None"]  # runs, longer, below
 
 
@@ -105,8 +104,8 @@ class Table:
         m = np.ones(len(self.rows), dtype=bool) if mask is None else mask
         _, ran = self.pick(rule)
         cost = {n: np.where(ran[n], self.ms[n], 0.0)[m] for n in rule[0]}
-        res = [c for n, c in cost.items() if n in RESILIPARSE]
-        total = sum(c for n, c in cost.items() if n not in RESILIPARSE)
+        res = [c for n, c in cost.items() if n in RESILIPARSE_VIEWS]
+        total = sum(c for n, c in cost.items() if n not in RESILIPARSE_VIEWS)
         if res:
             total = total + np.max(res, axis=0)
         return float(np.mean(total) / self.ms["trafilatura"][m].mean())

@@ -24,9 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from extract_benchmarks import pages, read_html  # noqa: E402
-
-from pipeline.document.warc.decode import decode_body, to_unicode  # noqa: E402
+from extract_benchmarks import html_of, pages  # noqa: E402
 
 OUT = ROOT / "bench" / "work" / "extract_rs_trafilatura.jsonl.gz"
 
@@ -34,8 +32,7 @@ OUT = ROOT / "bench" / "work" / "extract_rs_trafilatura.jsonl.gz"
 def run(page: dict) -> dict:
     import rs_trafilatura
 
-    body = decode_body(read_html(page), None, None, 64 << 20)
-    html = to_unicode(body, "text/html", 0.3)[0]
+    html = html_of(page)
     t0, w0 = time.process_time(), time.perf_counter()
     text, err = None, None
     try:

@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from extract_benchmarks import BENCHMARKS, score  # noqa: E402
-from extract_candidates import html_of, load_rows  # noqa: E402
+from extract_benchmarks import BENCHMARKS, html_of, score  # noqa: E402
+from extract_candidates import load_rows  # noqa: E402
 from extract_chooser_train import CHOICES  # noqa: E402
 
 from pipeline.config import ExtractConf  # noqa: E402
@@ -136,7 +136,8 @@ def main() -> None:
     print(f"{'':12s} " + " ".join(f"{b[:11]:>11s}" for b in BENCHMARKS)
           + f" {'mean gain':>9s} {'min gain':>8s} {'CPU x':>6s} {'wall x':>6s}")  # fmt: skip
     for name, t in table.items():
-        print(f"{name:12s} " + " ".join(f"{t['scores'][b]['left_out']:11.4f}" for b in BENCHMARKS)
+        got = [t["scores"].get(b, {}).get("left_out", float("nan")) for b in BENCHMARKS]
+        print(f"{name:12s} " + " ".join(f"{v:11.4f}" for v in got)
               + f" {t['left_out_gain_mean']:+9.4f} {t['left_out_gain_min']:+8.4f} "
               f"{t['cpu_ratio_mean']:6.2f} {t['wall_ratio_median']:6.2f}")  # fmt: skip
     print(f"wrote {OUT}")

@@ -6,7 +6,7 @@ the kept one is empty; later extractors are compared in order with the output ke
 With `below`, a later extractor runs only while the kept output has fewer words than that
 (a cheap first extractor, a dear one only where the first found little).
 The first is a trafilatura setting in `balanced` and `best`: where the rule does not fire,
-the text is trafilatura's own. The extractors, their order and `longer` were chosen on four
+the text is trafilatura's own. The extractors, their order, `longer` and `below` were chosen on four
 public benchmarks and validated leaving each benchmark out (bench/extract_chooser_train.py,
 docs/extraction.md). The rule is a pure function of the outputs: the same page gets the same
 text in any run, partitioning or worker.
