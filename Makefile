@@ -73,9 +73,12 @@ cluster-up: setup
 cluster-down:
 	$(BIN)/python -m pipeline.engine.cluster down --run-dir build/cluster
 
+# Two test processes (pytest-xdist, a module per process at a time): on 2 cores a Spark
+# test's driver often waits on its JVM or a subprocess; each process shares one SparkSession.
+TEST_WORKERS ?= 2
 test: setup $(TOOLS)
-	@echo "test: about 23 minutes on 2 cores (Spark tests share one session)"
-	$(BIN)/pytest -q
+	@echo "test: about 15 minutes on 2 cores ($(TEST_WORKERS) test processes)"
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # pyspark 3.5 (EMR 7, Dataproc 2.x) beside the lock's 4.x, and bare-node clusters of each
 # version fed by `curate pack`'s archive (tests/test_versions.py; docs/running.md: versions).

@@ -71,3 +71,21 @@ def chromium() -> str:
             pytest.fail("chromium is not installed (.ci/run installs it)")
         pytest.skip("chromium not installed: apt-get install chromium")
     return path
+
+
+# `make test` runs the modules in two processes (pytest-xdist, --dist loadfile: a module's
+# fixtures, such as its cluster or its S3 server, are made once). The longest modules go first
+# (measured: the S3 module is ~40% of the suite), so that neither process is left alone with
+# one at the end. The order inside a module is kept.
+LONGEST_FIRST = ("test_s3_spark.py", "test_pipeline_spark.py", "test_chunks.py",
+                 "test_cluster.py", "test_reliability_spark.py", "test_output_lock.py",
+                 "test_cli.py", "test_environment_failures.py", "test_locations.py",
+                 "test_serve.py", "test_append.py")  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each module's own order stays

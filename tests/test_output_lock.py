@@ -154,7 +154,7 @@ def test_a_second_cli_run_into_a_locked_output_is_refused_at_once(sample_warc, t
 
 
 @pytest.mark.spark
-def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(tmp_path):
+def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(spark, tmp_path):
     """Run A is frozen (SIGSTOP) as its near-dedup stage starts, past its lease; run B takes
     the lock over and finishes; A, woken (SIGCONT), stops with one line at its next write and
     exits non-zero: the published versions (data/, rejected/, shards/, tokens/, manifest,
@@ -170,12 +170,13 @@ def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(
 
     from pipeline.config import load_config
     from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from pipeline.run.orchestrate import run
 
     root = Path(__file__).resolve().parents[1]
     warcs = []
     for i in range(2):
         warcs.append(tmp_path / f"in-{i}.warc.gz")
-        write_pages_warc(warcs[-1], with_duplicates(synthetic_pages(120, seed=40 + i)))
+        write_pages_warc(warcs[-1], with_duplicates(synthetic_pages(60, seed=40 + i)))
     c = load_config(root / "conf" / "default.yaml")
     c.output.lock_lease_seconds = 10
     config = tmp_path / "run.yaml"
@@ -214,11 +215,8 @@ def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(
     assert "lost its lock" in said and "Traceback" not in said, said[-3000:]
     after = {k: (out / k).read_bytes() for k in kept if (out / k).is_file()}
     assert after == kept  # every file B published, untouched by A
-    clean = tmp_path / "clean"
-    r = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--config", str(config),
-                        "--input", *map(str, warcs), "--output", str(clean)], cwd=root,
-                       capture_output=True, text=True, timeout=600)  # fmt: skip
-    assert r.returncode == 0, r.stderr[-3000:]
+    clean = tmp_path / "clean"  # the same config, run here on the tests' session
+    run(c, list(map(str, warcs)), clean, spark)
     assert run_outputs(out) == run_outputs(clean)
 
 

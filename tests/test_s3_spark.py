@@ -103,14 +103,24 @@ def _finish(proc: subprocess.Popen, log: Path) -> None:
     assert proc.wait(timeout=600) == 0, log.read_text(errors="replace")[-4000:]
 
 
-def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spark, tmp_path):
+@pytest.fixture(scope="module")
+def local_ab(s3_inputs, spark, tmp_path_factory) -> Path:
+    """The local run every bucket run of files a and b is compared with (run once)."""
+    from pipeline.run.orchestrate import run
+
+    local_dir, _, c, _ = s3_inputs
+    local = tmp_path_factory.mktemp("local-ab") / "out"
+    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    return local
+
+
+def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, local_ab, tmp_path):
     """Killed after its first chunk's commit, rerun: the committed chunk is reused, and data/,
     the ledger, the shards, the token files (ours and Megatron's) and the budget equal a
     local run's; the report is written in the bucket; no lock is left behind."""
-    from pipeline.run.orchestrate import run
 
     client, env, _ = s3
-    local_dir, uris, c, config = s3_inputs
+    _, uris, _, config = s3_inputs
     out = f"s3://{OUT_BUCKET}/runs/r1"
     first_marker = "runs/r1/_stages/documents/chunk-00000/_STAGE.json"
 
@@ -138,8 +148,7 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, spar
     assert json.loads((got / locks[0]).read_text())["released"] is True
     assert not any("_attempts" in n or n.startswith("_stages/_checkpoints") for n in names)
 
-    local = tmp_path / "local"
-    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    local = local_ab
     assert run_outputs(got) == run_outputs(local)
     assert m["counts"] == json.loads((published(local) / "manifest.json").read_text())["counts"]
     for sub in ("tokens", "shards"):
@@ -288,7 +297,7 @@ def private_cluster(tmp_path_factory):
 
 
 def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
-    s3, s3_inputs, private_cluster, spark, tmp_path
+    s3, s3_inputs, private_cluster, local_ab, tmp_path
 ):
     """spark-submit onto workers that share no disk with the driver: inputs, models and every
     output in the bucket, the store given only as Hadoop S3A settings (`--conf
@@ -296,10 +305,8 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     ledger and the counts equal a local run's."""
     import shutil
 
-    from pipeline.run.orchestrate import run
-
     client, env, _ = s3
-    local_dir, uris, c, config = s3_inputs
+    _, uris, _, config = s3_inputs
     # the workers' view: neither the driver's temporary files nor the models folder
     workers_ns = private_cluster["pids"][1]
     for seen_by_driver in (config, ROOT / "models" / "lid.176.ftz", ROOT / "pipeline"):
@@ -328,8 +335,7 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     _download(client, OUT_BUCKET, "runs/cluster/", got)
     m = json.loads((published(got) / "manifest.json").read_text())
     assert m["spark"]["master"] == private_cluster["master"]
-    local = tmp_path / "local"
-    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    local = local_ab
     assert run_outputs(got) == run_outputs(local)
     assert m["counts"] == json.loads((published(local) / "manifest.json").read_text())["counts"]
 
@@ -351,7 +357,7 @@ def test_a_store_folder_expands_to_its_archives(s3, s3_inputs, monkeypatch):
 
 
 def test_a_driver_paused_past_its_lease_on_s3_publishes_nothing_when_woken(
-    s3, s3_inputs, spark, tmp_path
+    s3, s3_inputs, local_ab, tmp_path
 ):
     """On S3 as on a disk (tests/test_output_lock.py): run A is frozen (SIGSTOP) once its
     exact-dedup stage committed, past its lease; run B takes the lock over and publishes;
@@ -360,10 +366,8 @@ def test_a_driver_paused_past_its_lease_on_s3_publishes_nothing_when_woken(
     run's of the same files."""
     import yaml
 
-    from pipeline.run.orchestrate import run
-
     client, env, _ = s3
-    local_dir, uris, c, config = s3_inputs
+    _, uris, _, config = s3_inputs
     tuned = yaml.safe_load(config.read_text())
     tuned["output"]["lock_lease_seconds"] = 10
     short = tmp_path / "short-lease.yaml"
@@ -405,6 +409,5 @@ def test_a_driver_paused_past_its_lease_on_s3_publishes_nothing_when_woken(
     assert not any(k.startswith("_versions/") and k not in published_keys for k in after)
     got = tmp_path / "got"
     _download(client, OUT_BUCKET, prefix, got)
-    local = tmp_path / "local"
-    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    local = local_ab
     assert run_outputs(got) == run_outputs(local)
