@@ -76,6 +76,8 @@ def _submit(cluster: dict, pyfiles: str, inputs: list[str], out: Path) -> list[s
         "--master", cluster["master"],
         "--py-files", pyfiles,
         "--conf", "spark.ui.enabled=false",
+        # the driver JVM starts before the config is read: its JIT settings (conf/cluster.yaml)
+        "--driver-java-options", _cluster_cfg().spark.conf["spark.driver.extraJavaOptions"],
         # the operator's settings win over the config's defaults (conf/cluster.yaml)
         "--conf", "spark.sql.shuffle.partitions=7",
         "--conf", "spark.sql.parquet.columnarReaderBatchSize=512",

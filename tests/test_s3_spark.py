@@ -305,6 +305,8 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     ledger and the counts equal a local run's."""
     import shutil
 
+    from pipeline.config import load_config
+
     client, env, _ = s3
     _, uris, _, config = s3_inputs
     # the workers' view: neither the driver's temporary files nor the models folder
@@ -315,6 +317,11 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
         assert visible == (seen_by_driver.name == "pipeline"), seen_by_driver
     pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
     out = f"s3://{OUT_BUCKET}/runs/cluster"
+    # the JVMs' JIT settings of conf/cluster.yaml (half their CPU at start-up)
+    jvm = load_config(ROOT / "conf" / "cluster.yaml").spark.conf
+    executor = "spark.executor.extraJavaOptions"
+    jvm_opts = ["--driver-java-options", jvm["spark.driver.extraJavaOptions"],
+                "--conf", f"{executor}={jvm[executor]}"]  # fmt: skip
     # the store as a Hadoop cluster is told of it (S3A settings), and nothing else: neither
     # the driver nor the executors get an AWS_* variable from this test
     s3a = {"fs.s3a.endpoint": env["AWS_ENDPOINT_URL"], "fs.s3a.access.key": "test",
@@ -323,6 +330,7 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     cmd = [str(Path(sys.executable).parent / "spark-submit"),
            "--master", private_cluster["master"], "--py-files", pyfiles,
            "--conf", "spark.ui.enabled=false", *store_conf,
+           *jvm_opts,
            str(ROOT / "jobs" / "curate.py"), "--config", str(config),
            "--input", uris["a"], uris["b"], "--output", out]  # fmt: skip
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
