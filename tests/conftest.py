@@ -49,6 +49,16 @@ def spark(cfg):
 
 
 @pytest.fixture(scope="session")
+def sample_run(spark, cfg, sample_warc, tmp_path_factory) -> tuple[Path, dict]:
+    """The sample WARC run once with the session's config: its output folder and manifest,
+    the reference several tests compare their own runs with (read it, never write to it)."""
+    from pipeline.run.orchestrate import run
+
+    out = tmp_path_factory.mktemp("sample-run") / "out"
+    return out, run(cfg, [str(sample_warc)], out, spark)
+
+
+@pytest.fixture(scope="session")
 def demo_run(spark, cfg, tmp_path_factory):
     """The seven-page demo crawl, run once (the report's and the explorer's tests)."""
     from pipeline.examples.demo import write_demo_warc

@@ -162,12 +162,13 @@ def test_remove_cuts_the_match_and_a_margin_and_keeps_the_rest(tmp_path, shared_
 
 
 @pytest.mark.spark
-def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(spark, cfg, sample_warc,
-                                                                        tmp_path):  # fmt: skip
+def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(
+    spark, cfg, sample_warc, sample_run, tmp_path
+):
     from pipeline.run.orchestrate import run
 
-    base = run(cfg, [str(sample_warc)], tmp_path / "base", spark)
-    kept = pq.read_table(published(tmp_path / "base") / "data").to_pylist()
+    base_out, base = sample_run
+    kept = pq.read_table(published(base_out) / "data").to_pylist()
     # an evaluation item lifted from one kept page: that page (and its copies) must go
     victim = sorted(kept, key=lambda d: d["id"])[0]
     item = " ".join(victim["text"].split()[:20])

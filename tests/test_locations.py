@@ -45,12 +45,12 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.spark
-def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(spark, cfg, sample_warc,
-                                                                tmp_path):  # fmt: skip
+def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(
+    spark, cfg, sample_warc, sample_run, tmp_path
+):
     from pipeline.run.orchestrate import run
 
-    plain = tmp_path / "plain"
-    run(cfg, [str(sample_warc)], plain, spark)
+    plain = sample_run[0]
 
     as_uri = tmp_path / "as-uri"
     m = run(cfg, [str(sample_warc)], f"file://{as_uri}", spark)
@@ -102,13 +102,12 @@ def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(spark, cfg, samp
 
 
 @pytest.mark.spark
-def test_python_tasks_write_what_spark_writes(spark, cfg, sample_warc, tmp_path):
+def test_python_tasks_write_what_spark_writes(spark, cfg, sample_warc, sample_run, tmp_path):
     """`output.spark_io: python` (what an object store without a Hadoop connector gets) on a
     local disk: the same rows as Spark's own Parquet writer, with language folders too."""
     from pipeline.run.orchestrate import run
 
-    hadoop = tmp_path / "hadoop"
-    run(cfg, [str(sample_warc)], hadoop, spark)
+    hadoop = sample_run[0]
     python_io = cfg.model_copy(deep=True)
     python_io.output.spark_io = "python"
     ours = tmp_path / "python"

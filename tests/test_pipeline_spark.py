@@ -229,9 +229,8 @@ def http_root(sample_warc):
     srv.shutdown()
 
 
-def test_http_input_and_listing(spark, cfg, sample_warc, http_root, tmp_path):
-    local_out = tmp_path / "local"
-    run(cfg, [str(sample_warc)], local_out, spark)
+def test_http_input_and_listing(spark, cfg, sample_warc, sample_run, http_root, tmp_path):
+    local_out = sample_run[0]
     # A Common Crawl style listing: relative path, resolved against the prefix.
     listing = tmp_path / "warc.paths"
     listing.write_text(f"{sample_warc.name}\n")
