@@ -54,7 +54,7 @@ def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
     local_dir = tmp_path / "files"
     local_dir.mkdir()
     (local_dir / "a.warc.gz").write_bytes(sample_warc.read_bytes())
-    write_pages_warc(local_dir / "b.warc.gz", with_duplicates(synthetic_pages(120, seed=9)))
+    write_pages_warc(local_dir / "b.warc.gz", with_duplicates(synthetic_pages(40, seed=9)))
     keys = [f"{PREFIX}/segments/0/warc/{name}" for name in ("a.warc.gz", "b.warc.gz")]
     for key, name in zip(keys, ("a.warc.gz", "b.warc.gz"), strict=True):
         client.put_object(Bucket=BUCKET, Key=key, Body=(local_dir / name).read_bytes())
