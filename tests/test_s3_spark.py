@@ -118,7 +118,6 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, loca
     """Killed after its first chunk's commit, rerun: the committed chunk is reused, and data/,
     the ledger, the shards, the token files (ours and Megatron's) and the budget equal a
     local run's; the report is written in the bucket; no lock is left behind."""
-
     client, env, _ = s3
     _, uris, _, config = s3_inputs
     out = f"s3://{OUT_BUCKET}/runs/r1"
