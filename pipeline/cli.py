@@ -200,9 +200,7 @@ def _demo(args: argparse.Namespace) -> int:
     _preload()
     spark = get_spark(cfg, quiet=not args.verbose)
     manifest = run(cfg, [str(warc)], out, spark, force=True)
-    from pipeline.versions import VERSIONS, name
-
-    published = out / VERSIONS / name(manifest["version"])
+    published = out / manifest["path"]
     rows = verdicts(published)
     for r in rows:
         if r["verdict"] == "kept":
@@ -405,9 +403,7 @@ def _run(args: argparse.Namespace) -> int:
         f"read {c['read']} = kept {c['kept']} + rejected {sum(c['rejected'].values())}; "
         f"output in {manifest['output']}"
     )
-    from pipeline.versions import folder
-
-    where = folder(manifest["output"], manifest["version"])
+    where = f"{manifest['output'].rstrip('/')}/{manifest['path']}"
     print(f"published version {manifest['version']}: {where}")
     print(f"report: {where}/report.html (open it in a browser; "
           f"`curate report DIR` rebuilds it)")  # fmt: skip

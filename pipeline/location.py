@@ -316,13 +316,26 @@ class Location:
         """Write `data` only if nothing is there yet, atomically: True if this call created
         the file, False if it existed. NoExclusiveCreate where the store cannot promise it."""
         if self.is_local:
+            # whole or not at all: the bytes go to a temporary file, flushed to the disk, then
+            # a hard link makes them the target, which fails if it exists (O_EXCL then a write
+            # would show an empty file to a reader, and to every reader after a crash)
             self.parent.mkdir()
+            tmp = f"{self.uri}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
             try:
-                fd = os.open(self.uri, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                return False
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                try:
+                    os.link(tmp, self.uri)
+                except FileExistsError:
+                    return False
+                except OSError:  # a filesystem without hard links: O_EXCL, then a rename
+                    return _exclusive_without_links(self.uri, tmp)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+            _fsync_dir(self.parent.uri)
             return True
         if self.scheme == "s3":
             return _s3_create_exclusive(self.uri, data)
@@ -330,6 +343,32 @@ class Location:
             f"{self.uri}: {self.scheme}:// offers no atomic create-if-absent through "
             "pyarrow.fs, so the output cannot be locked"
         )
+
+
+def _fsync_dir(path: str) -> None:
+    """The folder's entry for a new file, on the disk (a crash then cannot lose a commit)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _exclusive_without_links(target: str, tmp: str) -> bool:
+    """Where hard links are refused (some network and FUSE filesystems): claim the name with
+    O_EXCL, then rename the whole file over the claim, so a reader sees the empty claim at
+    worst, never a part of the bytes (readers skip an undecodable record)."""
+    try:
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return False
+    os.replace(tmp, target)
+    return True
 
 
 # Hadoop's S3A settings and the AWS variables pyarrow.fs and boto3 read for the same thing.

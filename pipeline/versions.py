@@ -1,18 +1,26 @@
 """An output is a versioned dataset: each run (or `curate serve` cycle) publishes a version.
 
-  DIR/versions/NNNNNNNNNNNN/   one version's files: data/, rejected/, shards/, tokens/,
+  DIR/versions/FFFFFFFFFFFF/   one writer's files: data/, rejected/, shards/, tokens/,
                                budget.json, manifest.json, report.html, report.json
-  DIR/_versions/NNNNNNNNNNNN.json   its commit: the one list of what the version holds
+  DIR/_versions/NNNNNNNNNNNN.json   version N's commit: the one list of what it holds
 
-A version is numbered by the generation of the run lock its writer held (run/output_lock.py),
-so two writers never share a folder, and a number is never reused. It is written in its own
-folder, which nothing lists until the commit record is created, once and atomically
-(`O_EXCL` on a disk, `If-None-Match: *` on S3), right after the writer's fence check. The
-current version is the newest commit; readers (the dataset card, `curate report`, `explore`,
-`tokens`, serve) read it and nothing else. A published version's files are never rewritten;
-old versions are removed past `output.keep_versions`, their commit record first, so a reader
-who listed the commits a moment ago still finds the version it took (the one current before
-the switch is always kept).
+The protocol (Delta Lake's log): a version's number is its place in the log. A writer reads
+the newest committed number V when it starts (its base) and publishes V+1 by creating
+`_versions/V+1.json` only if absent, atomically and whole (a link on a disk, one conditional
+PUT on S3, create-without-overwrite through a Hadoop connector, a rename that refuses an
+existing target on HDFS): two writers with the same base cannot both publish, and the one that
+loses learns it from the store, not from a client-side check. A writer never rebases: it fails
+with one line and publishes nothing. A record created in a gap left by pruning (a writer whose
+base is older than the two newest) sees a newer number right after and withdraws itself
+before any reader takes it as current (readers take the newest).
+
+A writer's files go in a folder of its own, named by its lock generation (unique, never
+reused), which nothing lists until a commit record names it (`path`); so a writer that lost
+the output never writes into another's folder. The current version is the newest decodable
+commit; readers (the dataset card, `curate report`, `explore`, `tokens`, serve) read it and
+nothing else. A published version's files are never rewritten; old versions are removed
+past `output.keep_versions` and `output.keep_hours` (never the card's, never the one current
+before the newest), their commit record first.
 
 Anchors: Delta Lake's log (`_delta_log/NNNN.json`, put-if-absent), Iceberg's metadata swap.
 """
@@ -21,7 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,8 +58,14 @@ def name(number: int) -> str:
     return f"{number:012d}"
 
 
-def folder(out: Location | str, number: int) -> Location:
-    return Location.of(out) / VERSIONS / name(number)
+def folder(out: Location | str, writer: int) -> Location:
+    """The folder of the writer with this lock generation (versions/FFFFFFFFFFFF)."""
+    return Location.of(out) / VERSIONS / name(writer)
+
+
+def newest(out: Location | str) -> int:
+    """The newest committed number (0: none): a writer's base; it publishes one past it."""
+    return max([0, *committed(out)])
 
 
 def committed(out: Location | str) -> list[int]:
@@ -86,7 +100,10 @@ def locate(vdir: Location, sub: str, entry: dict) -> Location:
     """A file a version lists (its commit's or manifest's `files`, its token index's
     `shards`): `entry["file"]` in the version's `sub`/, or in version `entry["version"]`'s
     when an appended version took it over from an earlier one (never copied)."""
-    home = vdir if "version" not in entry else vdir.parent / name(int(entry["version"]))
+    if "version" not in entry:
+        home = vdir
+    else:  # its folder; a version's number before folders were named by writers
+        home = vdir.parent / str(entry.get("dir") or name(int(entry["version"])))
     return home / sub / entry["file"]
 
 
@@ -95,25 +112,42 @@ def referenced(record: dict) -> set[int]:
     return {int(n) for n in record.get("references", [])}
 
 
+class Undecodable(ValueError):
+    """A commit record that is not a whole JSON object (a store that showed it half written)."""
+
+
 def read(out: Location | str, number: int) -> Version:
+    """Version `number` (FileNotFoundError: pruned; Undecodable: not a whole record)."""
     out = Location.of(out)
-    record = json.loads((out / COMMITS / f"{name(number)}.json").read_text())
+    f = out / COMMITS / f"{name(number)}.json"
+    try:
+        record = json.loads(f.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise Undecodable(f"{f}: not a whole commit record ({e})") from None
+    if not isinstance(record, dict):
+        raise Undecodable(f"{f}: not a commit record")
     return Version(number, out / record.get("path", f"{VERSIONS}/{name(number)}"), record)
 
 
 def current(out: Location | str) -> Version:
-    """The newest committed version; NoVersion when there is none. A commit record deleted
-    between the listing and the read (pruned) means a newer one exists: list again."""
+    """The newest committed version that reads whole; NoVersion when there is none. A commit
+    record deleted between the listing and the read (pruned) means a newer one exists: list
+    again. An undecodable record (a store that showed it before its bytes) is skipped."""
     out = Location.of(out)
     for _ in range(5):
         numbers = committed(out)
         if not numbers:
             raise NoVersion(f"{out} holds no published version: no run finished there "
                             f"({COMMITS}/ is empty or absent)")  # fmt: skip
-        try:
-            return read(out, numbers[-1])
-        except FileNotFoundError:
-            continue
+        for n in reversed(numbers):
+            try:
+                return read(out, n)
+            except FileNotFoundError:
+                break  # pruned meanwhile: list again
+            except Undecodable as e:
+                log.warning("%s; reading the version before it", e)
+        else:
+            raise NoVersion(f"{out}: none of its {len(numbers)} commit record(s) reads whole")
     raise NoVersion(f"{out}: its versions changed five times while being read; try again")
 
 
@@ -141,69 +175,130 @@ def published_dir(d: Location | str | Path) -> Location:
     raise NoVersion(f"{d} has no published version and no manifest.json: not a finished run")
 
 
-def next_number(out: Location | str, generation: int) -> int:
-    """This writer's version: its lock generation (unique, never reused), else (an unlocked
-    single writer) one past every version committed or begun."""
-    if generation:
-        return generation
+def writer_folder(out: Location | str, generation: int) -> int:
+    """The folder number of this writer: its lock generation (unique, never reused), raised
+    past every folder there (a lock folder deleted by hand restarts generations at 1); an
+    unlocked single writer: one past every folder."""
     out = Location.of(out)
     begun = [int(n) for n in (out / VERSIONS).names() if n.isdigit()]
-    return max([0, *committed(out), *begun]) + 1
+    return max([generation, *(b + 1 for b in begun)]) if begun else max(generation, 1)
 
 
 def commit(out: Location | str, number: int, record: dict,
            guard: Callable[[], None] | None = None,
-           create: Callable[[Location, bytes], bool] | None = None) -> Location:  # fmt: skip
-    """Publish version `number`: its commit record created once, atomically, right after
-    the writer's fence check (`guard`). Readers switch to it at that instant. `create`: the
-    atomic create-if-absent where pyarrow.fs has none (the run lock's, through Hadoop)."""
+           create: Callable[[Location, bytes], bool] | None = None,
+           writer: int | None = None) -> Location:  # fmt: skip
+    """Publish version `number` (one past the writer's base), from the files in folder
+    `writer` (default: `number`): its commit record created only if absent, whole, right after
+    the writer's fence check (`guard`). Readers switch to it at that instant. The store
+    decides: a record already there (another writer published from the same base) raises
+    VersionConflict, as does a newer one seen right after (this record filled a pruned gap:
+    it is withdrawn). `create`: the atomic create-if-absent where pyarrow.fs has none (the
+    run lock's, through Hadoop)."""
     out = Location.of(out)
-    body = {"version": number, "path": f"{VERSIONS}/{name(number)}",
+    writer = number if writer is None else writer
+    body = {"version": number, "path": f"{VERSIONS}/{name(writer)}",
             "committed": datetime.now(UTC).isoformat(), **record}  # fmt: skip
     data = (json.dumps(body, indent=2) + "\n").encode()
     target = out / COMMITS / f"{name(number)}.json"
     if guard is not None:
         guard()
+    there = newest(out)
+    if there >= number:  # known already: no need to ask the store
+        raise VersionConflict(_conflict(out, number, there))
     try:
         created = create(target, data) if create else target.create_exclusive(data)
     except NoExclusiveCreate:  # output.single_writer: the user promised one writer
         target.write_bytes(data)
         created = True
     if not created:
-        raise VersionConflict(f"{target}: version {number} was committed by another writer; "
-                              "this run stopped without publishing")  # fmt: skip
+        raise VersionConflict(_conflict(out, number, number))
+    there = newest(out)
+    if there > number:
+        target.delete()
+        raise VersionConflict(_conflict(out, number, there))
     return target
 
 
+def _conflict(out: Location, number: int, there: int) -> str:
+    return (f"{out}: version {there} was published by another writer after this run started "
+            f"from version {number - 1}; this run published nothing (a writer never rebases: "
+            "rerun to start from the newest version)")  # fmt: skip
+
+
+def held_folders(record: dict) -> set[str]:
+    """The folders a commit's files lie in: its own and the earlier versions' it lists
+    (`holds`; `references`, version numbers, in records written when a folder was named by
+    its version)."""
+    own = str(record.get("path", "")).rsplit("/", 1)[-1]
+    held = {str(h) for h in record.get("holds", [])}
+    held |= {name(int(n)) for n in record.get("references", [])}
+    return held | ({own} if own else set())
+
+
+def _age_seconds(record: dict) -> float:
+    try:
+        return (datetime.now(UTC) - datetime.fromisoformat(record["committed"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return 0.0  # unknown: as young as can be
+
+
 def prune(out: Location | str, keep: int, mine: int,
-          guard: Callable[[], None] | None = None) -> list[int]:  # fmt: skip
-    """Remove committed versions older than the newest `keep` (>= 2: the one current
-    before `mine` stays, a reader may have opened it just before the switch), and version
-    folders never committed below `mine` (a crashed or fenced-off writer's). Each commit
-    record goes before its files. Returns the numbers removed."""
+          guard: Callable[[], None] | None = None, keep_seconds: float = 0.0,
+          pinned: Sequence[str] = ()) -> list[int]:  # fmt: skip
+    """Remove committed versions but the newest `keep` (>= 2: the one current before `mine`
+    stays, a reader may have opened it just before the switch), those younger than
+    `keep_seconds` (a reader or a training job may be reading them), and those whose folder
+    is the first `pinned` (the dataset card's version; the files of every pinned folder stay:
+    the card lists them); then writer folders no remaining commit lists that are
+    older than this writer's (a crashed or fenced-off writer's). Each commit record goes
+    before its files. Returns the version numbers removed."""
     out = Location.of(out)
     done = committed(out)
-    keep_set = set(done[-max(2, keep) :]) | {mine}
-    # an appended version lists files of earlier ones: those folders stay while it does
-    held = set().union(*(referenced(read(out, n).record) for n in keep_set if n in done))
-    removed = []
-    done_set = set(done)
+    records: dict[int, dict | None] = {}
     for n in done:
-        if n in keep_set:
+        try:
+            records[n] = read(out, n).record
+        except FileNotFoundError:
+            records[n] = {}  # removed meanwhile (another writer's prune)
+        except Undecodable:
+            records[n] = None
+    whole = [n for n in done if records[n] is not None]  # what readers can take
+    keep_set = set(whole[-max(2, keep) :]) | {mine}
+    keep_set |= {n for n, r in records.items() if r is None or _age_seconds(r) < keep_seconds}
+    keep_set |= {n for n, r in records.items()
+                 if r and str(r.get("path", "")).rsplit("/", 1)[-1] in pinned[:1]}  # fmt: skip
+    held = set(pinned).union(*(held_folders(records[n]) for n in keep_set
+                                if records.get(n)))  # fmt: skip
+    removed = []
+    for n in done:
+        if n in keep_set or records[n] == {}:
             continue
         if guard is not None:
             guard()
         (out / COMMITS / f"{name(n)}.json").delete()
-        if n not in held:  # else a later version lists its files: they stay while it does
-            folder(out, n).delete()
+        for f in held_folders(records[n]) - held:  # else a kept version lists its files
+            (out / VERSIONS / f).delete()
         removed.append(n)
+    if any(records.get(n) is None for n in keep_set):
+        return sorted(removed)  # a record that does not read: its folder is unknown
+    mine_folder = str((records.get(mine) or {}).get("path", "")).rsplit("/", 1)[-1]
+    below = int(mine_folder) if mine_folder.isdigit() else 0
     for entry in (out / VERSIONS).names():
-        if entry.isdigit() and int(entry) < mine and int(entry) not in done_set | held:
+        if entry.isdigit() and int(entry) < below and entry not in held:
             if guard is not None:
                 guard()
-            folder(out, int(entry)).delete()  # begun, never committed
-            removed.append(int(entry))
+            (out / VERSIONS / entry).delete()  # begun, never committed (or pruned)
     return sorted(removed)
+
+
+def card_folders(card: str) -> list[str]:
+    """The version folders a dataset card names (its data files' paths), its own version's
+    first, then those whose files it lists too."""
+    import re
+
+    found = re.findall(rf"{VERSIONS}/([^/\s'\"]+)/(?:data|rejected)/", card)
+    return list(dict.fromkeys(found))
 
 
 def remove_legacy(out: Location | str, guard: Callable[[], None] | None = None) -> None:

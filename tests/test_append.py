@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from pathlib import Path
 
 import pytest
 from run_outputs import run_outputs, version_rows
@@ -41,7 +42,7 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, caps
     write_pages_warc(tmp_path / "b.warc.gz", _pages(40, 2, "b.example.org"), tag="b")
     files = [str(tmp_path / "a.warc.gz"), str(tmp_path / "b.warc.gz")]
     first = run(cfg, files[:1], tmp_path / "grown", spark)
-    v1 = tmp_path / "grown" / versions.VERSIONS / versions.name(first["version"])
+    v1 = tmp_path / "grown" / first["path"]
     before = _digests(v1)
     second = run(cfg, files, tmp_path / "grown", spark)
     assert second["increment"]["base_version"] == first["version"]
@@ -49,7 +50,7 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, caps
         "read"]  # fmt: skip
     assert _digests(v1) == before  # the first version's files, untouched
     now = versions.current(tmp_path / "grown")
-    assert now.record["references"] == [first["version"]]
+    assert now.record["holds"] == [Path(first["path"]).name]
     assert {f.uri for f in now.files("data")} >= {
         f.uri for f in versions.read(tmp_path / "grown", first["version"]).files("data")
     }
@@ -65,7 +66,7 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, caps
     assert main(["versions", str(tmp_path / "grown"), "--files", "data"]) == 0
     assert capsys.readouterr().out.split() == [f.uri for f in now.files("data")]
     card = (tmp_path / "grown" / "README.md").read_text()
-    assert f"versions/{versions.name(first['version'])}/data/**/*.parquet" in card
+    assert f"{first['path']}/data/**/*.parquet" in card
 
 
 def test_appended_copies_are_dropped_naming_the_earlier_document(spark, cfg, tmp_path):
@@ -74,6 +75,8 @@ def test_appended_copies_are_dropped_naming_the_earlier_document(spark, cfg, tmp
     earlier kept document, whichever version kept it; nothing earlier is retracted."""
     from pipeline.run.orchestrate import run
 
+    cfg = cfg.model_copy(deep=True)
+    cfg.output.keep_hours = 0  # retention by count alone, seen below
     out = tmp_path / "out"
     a = _pages(60, 11, "a.example.org")
     write_pages_warc(tmp_path / "a.warc.gz", a, tag="a")
@@ -112,7 +115,7 @@ def test_appended_copies_are_dropped_naming_the_earlier_document(spark, cfg, tmp
     assert (r["stage"], r["reason"]) == ("prior_dup", "exact")
     assert r["detail"] == f"in {out} as {kept[b_new[0].url]}"
     now = versions.current(out)
-    assert now.record["references"] == [first["version"], second["version"]]
+    assert now.record["holds"] == sorted(Path(m["path"]).name for m in (first, second))
     # keep_versions 2: the first version's commit is gone, its files stay while listed
     assert versions.committed(out) == [second["version"], third["version"]]
     assert {f.uri for f in now.files("data")} <= {

@@ -65,7 +65,7 @@ def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, 
 
     out = tmp_path / "out"
     run(cfg, [str(sample_warc)], out, spark)
-    docs = spark.read.parquet(str(out / "_stages" / "documents" / "chunk-*"))
+    docs = spark.read.parquet(str(out / "_stages" / "documents" / "chunk-*" / "w-*"))
     given = narrow(docs, ["exact_key", "minhash", "bands"])
     kept = given.where(F.col("reject_reason").isNull())
     exact = exact_dedup(spark, kept, cfg)
@@ -106,7 +106,7 @@ def test_the_corpus_stages_never_read_the_text_column(spark, cfg, sample_warc, t
 
     out = tmp_path / "out"
     run(cfg, [str(sample_warc)], out, spark)
-    docs = spark.read.parquet(str(out / "_stages" / "documents" / "chunk-*"))
+    docs = spark.read.parquet(str(out / "_stages" / "documents" / "chunk-*" / "w-*"))
     assert docs.where(F.col("text").isNotNull()).count() > 0
     wrong = docs.where(F.col("text_bytes").eqNullSafe(F.octet_length("text")) == F.lit(False))
     assert wrong.count() == 0

@@ -30,23 +30,54 @@ def root(request, tmp_path):
     return Location.of(f"s3://{bucket}/out-{request.node.name.split('[')[0][-20:]}")
 
 
-def _publish(root: Location, n: int, rows: int) -> None:
-    (versions.folder(root, n) / "data" / "part-0.parquet").write_bytes(b"x" * rows)
-    versions.commit(root, n, {"counts": {"kept": rows}})
+def _publish(root: Location, writer: int, rows: int, number: int | None = None) -> int:
+    """Writer `writer` publishes one past the newest version (or `number`): its files in its
+    own folder, then its commit record."""
+    number = versions.newest(root) + 1 if number is None else number
+    (versions.folder(root, writer) / "data" / "part-0.parquet").write_bytes(b"x" * rows)
+    (versions.folder(root, writer) / "manifest.json").write_text(json.dumps(
+        {"output": root.uri, "inputs": ["a"], "finished": "now", "config_hash": "h",
+         "version": number, "counts": {"read": rows, "kept": rows, "rejected": {}}}))  # fmt: skip
+    versions.commit(root, number, {"counts": {"kept": rows}}, writer=writer)
+    return number
 
 
 def test_the_newest_commit_is_current_and_a_number_commits_once(root):
     with pytest.raises(versions.NoVersion, match="no published version"):
         versions.current(root)
-    _publish(root, 3, 10)
-    assert versions.current(root).number == 3
+    assert _publish(root, 3, 10) == 1  # numbered by its place in the log, not its writer
+    assert versions.current(root).number == 1
     assert versions.current_dir(root).uri == (root / "versions" / "000000000003").uri
-    with pytest.raises(versions.VersionConflict, match="version 3 was committed"):
-        versions.commit(root, 3, {"counts": {"kept": 99}})  # a second writer of number 3
+    with pytest.raises(versions.VersionConflict, match="version 1 was published by another"):
+        _publish(root, 4, 99, number=1)  # a second writer from the same base
     assert versions.current(root).record["counts"] == {"kept": 10}  # the first one's stands
-    _publish(root, 5, 20)
-    assert versions.current(root).number == 5
-    assert versions.read(root, 3).record["counts"] == {"kept": 10}  # the old one is still there
+    assert _publish(root, 5, 20) == 2
+    assert versions.current(root).number == 2
+    assert versions.read(root, 1).record["counts"] == {"kept": 10}  # the old one is still there
+
+
+def test_the_store_refuses_a_writer_whose_base_is_stale(root):
+    """The sequence of issue 61 (1): A starts from version 1, passes its fence and is paused;
+    B publishes 2; A's record of 2 is refused by the store (no client check helps it: A's
+    fence passed before B existed). A writer whose base fell into a gap left by pruning
+    creates its record, sees a newer one and withdraws it: never current."""
+    _publish(root, 1, 10)
+    base_a = versions.newest(root)
+
+    def b_publishes_meanwhile() -> None:  # A's fence passes; B goes while A is paused
+        _publish(root, 2, 20)
+
+    (versions.folder(root, 1 + 5) / "data" / "part-0.parquet").write_bytes(b"a's")
+    with pytest.raises(versions.VersionConflict, match="version 2 was published by another"):
+        versions.commit(root, base_a + 1, {"counts": {"kept": 5}}, guard=b_publishes_meanwhile,
+                        writer=6)  # fmt: skip
+    assert versions.current(root).record["counts"] == {"kept": 20}
+    for w in (7, 8):
+        _publish(root, w, w)
+    assert versions.prune(root, 2, 4) == [1, 2]  # the log: 3, 4; numbers 1, 2 free again
+    with pytest.raises(versions.VersionConflict, match="version 4 was published"):
+        versions.commit(root, 1, {"counts": {"kept": 1}}, writer=9)  # a base from long ago
+    assert versions.committed(root) == [3, 4] and versions.current(root).number == 4
 
 
 def test_a_writer_whose_fence_fails_publishes_nothing(root):
@@ -57,19 +88,68 @@ def test_a_writer_whose_fence_fails_publishes_nothing(root):
 
     (versions.folder(root, 2) / "data" / "part-0.parquet").write_bytes(b"partial")
     with pytest.raises(OutputBusy):
-        versions.commit(root, 2, {}, guard=lost)
+        versions.commit(root, 2, {}, guard=lost, writer=2)
     assert versions.committed(root) == [1] and versions.current(root).number == 1
 
 
-def test_prune_keeps_the_current_and_the_one_before_and_drops_leftovers(root):
-    for n in (1, 3, 5):
-        _publish(root, n, n)
+def test_an_undecodable_newest_record_is_skipped_by_readers_and_prune(root):
+    """A store that showed a record before its bytes (or a crash on one that does): readers
+    take the version before it, prune and the next writer go on."""
+    for w in (1, 2):
+        _publish(root, w, w)
+    (root / "_versions" / f"{versions.name(3)}.json").write_bytes(b"")
+    assert versions.current(root).number == 2
+    assert versions.newest(root) == 3  # a writer starts past it: number 3 is taken
+    assert versions.prune(root, 2, 2) == []
+    assert _publish(root, 4, 4) == 4 and versions.current(root).number == 4
+
+
+def test_prune_keeps_the_newest_the_young_the_cards_and_drops_leftovers(root):
+    for w in (1, 3, 5):
+        _publish(root, w, w)
     (versions.folder(root, 4) / "data" / "part-0.parquet").write_bytes(b"a crashed writer's")
     (versions.folder(root, 7) / "data" / "part-0.parquet").write_bytes(b"a newer writer's")
-    _publish(root, 6, 6)
-    assert versions.prune(root, 2, 6) == [1, 3, 4]
-    assert versions.committed(root) == [5, 6]
+    mine = _publish(root, 6, 6)
+    assert versions.prune(root, 2, mine, keep_seconds=3600) == []  # all younger than an hour
+    assert versions.prune(root, 2, mine, pinned=[versions.name(1)]) == [2]  # the card's stays
+    assert versions.committed(root) == [1, 3, 4]
+    assert versions.prune(root, 2, mine) == [1]
+    assert versions.committed(root) == [3, 4]
     assert (root / "versions").names() == [versions.name(n) for n in (5, 6, 7)]  # 7: not ours
+
+
+def test_atomic_create_shows_a_whole_record_or_none(tmp_path):
+    """Racing creates of one record: one wins, its bytes whole; nothing half-written is ever
+    read, no temporary file stays."""
+    target = Location.of(tmp_path / "_versions" / "000000000001.json")
+    bodies = [json.dumps({"writer": i, "pad": "x" * 200_000}).encode() for i in range(8)]
+    won: list[int] = []
+    seen: list[bytes] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(target.read_bytes())
+            except FileNotFoundError:
+                pass
+
+    def writer(i: int) -> None:
+        if target.create_exclusive(bodies[i]):
+            won.append(i)
+
+    r = threading.Thread(target=reader)
+    r.start()
+    ts = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    stop.set()
+    r.join()
+    assert len(won) == 1 and target.read_bytes() == bodies[won[0]]
+    assert all(b == bodies[won[0]] for b in seen)
+    assert [p.name for p in (tmp_path / "_versions").iterdir()] == ["000000000001.json"]
 
 
 def test_published_dir_reads_the_current_version_or_an_old_layout(tmp_path):
@@ -82,7 +162,8 @@ def test_published_dir_reads_the_current_version_or_an_old_layout(tmp_path):
     new = Location.of(tmp_path / "new")
     _publish(new, 2, 1)
     assert versions.published_dir(new) == versions.folder(new, 2)
-    assert versions.next_number(new, 0) == 3 and versions.next_number(new, 9) == 9
+    assert versions.writer_folder(new, 0) == 3 and versions.writer_folder(new, 9) == 9
+    assert versions.writer_folder(new, 1) == 3  # a lock reset by hand: past every folder
 
 
 def _card_rows(out: Path) -> tuple[int, list[str], int]:
@@ -99,8 +180,8 @@ def _card_rows(out: Path) -> tuple[int, list[str], int]:
         for f in sorted(out.glob(glob))
         for i in pq.read_table(f, columns=["id"])["id"].to_pylist()
     ]
-    kept = json.loads((folder / "manifest.json").read_text())["counts"]["kept"]
-    return int(folder.name), ids, kept
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return manifest["version"], ids, manifest["counts"]["kept"]
 
 
 @pytest.mark.spark
@@ -113,6 +194,8 @@ def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample
     from pipeline.examples.corpus import synthetic_pages, write_pages_warc
     from pipeline.run.orchestrate import run
 
+    cfg = cfg.model_copy(deep=True)
+    cfg.output.keep_hours = 0  # retention by count alone, seen below
     extra = tmp_path / "extra.warc.gz"
     write_pages_warc(extra, synthetic_pages(40, seed=7))
     out = tmp_path / "out"
@@ -153,15 +236,15 @@ def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample
     for reader in ("card", "commit"):  # the old version until the switch, then the new one
         got = seen[reader]
         assert got == sorted(got) and set(got) == {first["version"], second_version}, got
-    assert versions.current(out).record["references"] == [first["version"]]  # it appended
+    assert versions.current(out).record["holds"] == [Path(first["path"]).name]  # appended
     third = run(cfg, [str(sample_warc), str(extra)], out, spark)  # the same inputs: whole
     assert versions.committed(out) == [second_version, third["version"]]
     # the first version's commit is pruned (two are kept); its files stay while the second,
     # which lists them, is kept
-    assert versions.folder(out, first["version"]).exists()
+    assert (out / first["path"]).exists()
     fourth = run(cfg, [str(sample_warc), str(extra)], out, spark)
     assert versions.committed(out) == [third["version"], fourth["version"]]
-    assert not versions.folder(out, first["version"]).exists()
+    assert not (out / first["path"]).exists()
     assert _card_rows(out)[0] == fourth["version"]
     assert sorted(p.name for p in out.iterdir()) == [
         ".curate.lock", "README.md", "_stages", "_versions", "versions"]  # fmt: skip

@@ -162,7 +162,7 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, loca
         published(local) / "budget.json"
     ).read_text()
     # every Parquet file data/ and rejected/ hold is one the manifest lists, and vice versa
-    version = f"versions/{m['version']:012d}/"
+    version = f"{m['path']}/"
     assert sorted({n.split("/")[1] for n in names if n.startswith("versions/")}) == [version[9:-1]]
     for sub in ("data", "rejected"):
         listed = sorted(f["file"] for f in m["files"][sub])

@@ -83,6 +83,9 @@ class OutputConf(_Section):
     # Published versions kept (DIR/versions/; pipeline/versions.py): the current one and the
     # one before it at least, which a reader who opened it just before the switch still reads.
     keep_versions: int = Field(2, ge=2)
+    # ... and every version younger than this (a training job or a reader may still be
+    # reading it), and the one the dataset card names, whatever its age.
+    keep_hours: float = Field(6.0, ge=0)
     # A run whose inputs extend the current version's (same settings, code and models, the
     # earlier inputs unchanged) appends: only the new inputs' documents go through the corpus
     # stages, deduplicated against the current version's index; its files are listed, never

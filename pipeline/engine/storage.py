@@ -194,6 +194,15 @@ def _committed_files(loc: Location, before: set[str], observed: int
     )  # fmt: skip
 
 
+def partition_value(rel: str, column: str) -> str:
+    """The value of Hive-style folder `column=value/` in a written file's relative name
+    (which may sit in a write's own folder first: `w-<id>/column=value/part-...`)."""
+    for part in rel.split("/")[:-1]:
+        if part.startswith(column + "="):
+            return part.split("=", 1)[1]
+    raise ValueError(f"{rel}: no {column}=... folder in its name")
+
+
 @dataclass
 class Written:
     """What one write produced: its files, {"file": name relative to the folder, "bytes": n}
@@ -210,21 +219,31 @@ def write_parquet(
     mode: str = "auto",
     partition_by: str | None = None,
     file_rows: bool = False,
+    own_folder: bool = False,
 ) -> Written:
     """Append `df` as Parquet files under `loc`. Nothing is committed here: the caller lists
     the files in its marker (files no marker lists are ignored by readers). `file_rows`: each
-    file's rows too (from its footer through a Hadoop connector: for outputs of few files)."""
+    file's rows too (from its footer through a Hadoop connector: for outputs of few files).
+    `own_folder`: through a Hadoop connector, the write goes to a new folder of its own under
+    `loc` (`w-<id>/`), so nothing another attempt left in `loc` can join it: a killed run's
+    task files, or its committer's `_temporary/0/task_*` folders, which Hadoop's job commit
+    would otherwise merge into this write's (the same job attempt number, 0, every run)."""
     spark = df.sparkSession
     counted = Observation()
     df = df.observe(counted, F.count(F.lit(1)).alias("rows"))
     uri = spark_io(spark, loc, mode)
     if uri is not None:
-        before = {f.uri for f in loc.files()}
+        target, before = loc, set()
+        if own_folder:
+            sub = f"w-{uuid.uuid4().hex[:12]}"
+            target, uri = loc / sub, f"{uri.rstrip('/')}/{sub}"
+        else:
+            before = {f.uri for f in loc.files()}
         writer = df.write.mode("append").option("compression", compression)
         if partition_by:
             writer = writer.partitionBy(partition_by)
         writer.parquet(uri)
-        new = _committed_files(loc, before, int(counted.get["rows"]))
+        new = _committed_files(target, before, int(counted.get["rows"]))
         files = [{"file": f.relative_to(loc), "bytes": n} | ({"rows": r} if file_rows else {})
                  for f, n, r in new]  # fmt: skip
     else:  # the writers count rows and bytes
@@ -250,6 +269,10 @@ def read_parquet(
                 for f in files]  # fmt: skip
         return spark.read.schema(schema).parquet(*uris)  # type: ignore[arg-type]
     return read_files(spark, files, schema)
+
+
+# Stores whose Hadoop connector shows a created file before its bytes: created by rename.
+RENAME_CREATES = ("hdfs", "abfs", "viewfs")
 
 
 class HadoopLockFiles:
@@ -307,7 +330,13 @@ class HadoopLockFiles:
         self._put(f, data, True)
 
     def create(self, f: Location, data: bytes) -> bool:
+        """Only if absent, and visible only whole. GCS: the connector's conditional upload at
+        close. HDFS and ABFS show a created file before its bytes are written, so the bytes go
+        to a temporary file first, renamed onto the name: their rename refuses an existing
+        target (HDFS's NameNode, ABFS's rename without overwrite)."""
         try:
+            if f.scheme in RENAME_CREATES:
+                return self._create_by_rename(f, data)
             self._put(f, data, False)
         except Exception as e:
             if self._java(e).endswith(("FileAlreadyExistsException",
@@ -315,6 +344,21 @@ class HadoopLockFiles:
                 return False
             raise
         return True
+
+    def _create_by_rename(self, f: Location, data: bytes) -> bool:
+        tmp = f.parent / f".{f.name}.{uuid.uuid4().hex[:12]}.tmp"
+        self._put(tmp, data, False)
+        path, fs = self._path(f)
+        tmp_path, _ = self._path(tmp)
+        try:
+            return bool(fs.rename(tmp_path, path))  # False: the target exists
+        finally:
+            if fs.exists(tmp_path):
+                fs.delete(tmp_path, False)
+
+    def mtime(self, f: Location) -> float:
+        path, fs = self._path(f)
+        return int(fs.getFileStatus(path).getModificationTime()) / 1000.0
 
     def delete(self, f: Location) -> None:
         path, fs = self._path(f)

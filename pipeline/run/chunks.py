@@ -43,10 +43,10 @@ from pipeline.document.warc.streams import is_url
 from pipeline.engine.capacity import capacity
 from pipeline.engine.models import digest
 from pipeline.engine.progress import RunningTasks
-from pipeline.engine.storage import read_parquet, write_parquet
+from pipeline.engine.storage import read_parquet
 from pipeline.location import Location
 from pipeline.run.inputs import input_stamps
-from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker
+from pipeline.run.stage_store import MARKER, commit, listed_files, read_marker, write_guarded
 from pipeline.stages.arrow_batches import text_bytes
 from pipeline.stages.extract import read_and_extract
 from pipeline.stages.langid import lid_model_path
@@ -355,7 +355,7 @@ def documents_pass(
                     pack_bytes=0 if cfg.read.splits_per_file
                     else pack_bytes(sizes, cores, cfg.read.pack_min_bytes),
                 )  # fmt: skip
-            written = write_parquet(rows_df, path, cfg.output.compression, io)
+            written = write_guarded(rows_df, path, cfg.output.compression, io, guard=guard)
             if status == "ran":
                 unopened = sorted(set(told.value))
             marker = commit(path, {

@@ -27,7 +27,7 @@ from pipeline.config import Config
 from pipeline.engine.capacity import capacity
 from pipeline.engine.progress import SparkProgress
 from pipeline.engine.spark import size_shuffles
-from pipeline.engine.storage import hadoop_uri, read_parquet, write_parquet
+from pipeline.engine.storage import hadoop_uri, partition_value, read_parquet, write_parquet
 from pipeline.location import Location
 from pipeline.outputs import report_examples
 from pipeline.outputs.mixture.write import write_mixture
@@ -117,8 +117,7 @@ def grouped_data(spark: SparkSession, cfg: Config, kept_dir: Location, files: li
     the partitioning of the stages before."""
     by_group: dict[int, list[Location]] = {}
     for f in files:
-        folder = f.split("/", 1)[0]
-        by_group.setdefault(int(folder.split("=", 1)[1]), []).append(kept_dir / f)
+        by_group.setdefault(int(partition_value(f, DATA_GROUP)), []).append(kept_dir / f)
     parts = [
         output_frame(
             kept(read_parquet(spark, by_group[k], schema, cfg.output.spark_io)), cfg

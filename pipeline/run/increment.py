@@ -104,14 +104,19 @@ def _mismatch(made: dict | None, settings: str, files: list[str],
 
 
 def find_base(out: Location, cfg: Config, files: list[str], stamps: dict[str, list],
-              settings: str, force: bool = False) -> Base | None:  # fmt: skip
-    """The current version, when this run appends to it (`stamps`: the inputs' sizes and
-    mtimes, run/inputs.py); else None, said on the console."""
-    if not cfg.output.append or force:
+              settings: str, number: int, force: bool = False) -> Base | None:  # fmt: skip
+    """Version `number` (the newest when the run started: the one it publishes after), when
+    this run appends to it (`stamps`: the inputs' sizes and mtimes, run/inputs.py); else
+    None, said on the console."""
+    if not cfg.output.append or force or number < 1:
         return None
     try:
         v = versions.current(out)
     except versions.NoVersion:
+        return None
+    if v.number != number:  # a newer one (the commit will be refused) or one unreadable
+        log.info("a whole new version of %s: its current version is %d, not %d", out,
+                 v.number, number)  # fmt: skip
         return None
     made = v.record.get("increment")
     why = not_appendable(cfg) or _mismatch(made, settings, files, stamps)
@@ -137,18 +142,26 @@ def new_documents(spark: SparkSession, cfg: Config, chunks: list, base: Base,
     return rows.where(F.col("crawl_pos") >= F.lit(base.first_pos))
 
 
+def _home(v: versions.Version) -> dict:
+    """What a file entry taken over from version `v` says of where it lies."""
+    return {"version": v.number, "dir": v.dir.name}
+
+
 def taken_over(base: Base, sub: str) -> list[dict]:
-    """The earlier version's file entries for `sub`, each naming the version that holds it."""
+    """The earlier version's file entries for `sub`, each naming the version (and folder)
+    that holds it."""
     v = base.version
-    return [{"version": v.number} | f if "version" not in f else f
+    return [_home(v) | f if "version" not in f else f
             for f in v.record.get("files", {}).get(sub, [])]  # fmt: skip
 
 
-def references(files: dict[str, list[dict]], tokens: dict | None = None) -> list[int]:
-    """The earlier versions an appended version lists files of (kept while it is)."""
+def references(files: dict[str, list[dict]], tokens: dict | None = None) -> list[str]:
+    """The earlier versions' folders an appended version lists files of (kept while it
+    is)."""
     listed = [f for entries in files.values() for f in entries]
     listed += (tokens or {}).get("shards", [])
-    return sorted({int(f["version"]) for f in listed if "version" in f})
+    return sorted({f.get("dir") or versions.name(int(f["version"]))
+                   for f in listed if "version" in f})  # fmt: skip
 
 
 def summed(old: object, new: object) -> object:
@@ -217,6 +230,6 @@ def merged_token_index(base: Base, mine: dict) -> dict:
         if earlier[k] != mine[k]:
             raise ValueError(f"{base.version.dir}: its token shards' {k} {earlier[k]!r} is not "
                              f"this run's {mine[k]!r}")  # fmt: skip
-    old = [{"version": base.version.number} | s if "version" not in s else s
+    old = [_home(base.version) | s if "version" not in s else s
            for s in earlier["shards"]]  # fmt: skip
     return mine | {"shards": old + mine["shards"]}

@@ -191,6 +191,30 @@ def lock_files_for(spark: SparkSession, cfg: Config, out: Location):
         ) from None
 
 
+def publish_card(out: Location) -> int:
+    """DIR/README.md for the newest committed version, checked again after the write and
+    rewritten while a newer one appeared meanwhile (each writer ends its commit with this,
+    so the card converges on the newest); returns the version it names."""
+    for _ in range(10):
+        v = versions.current(out)
+        own = v.dir.name
+        earlier = sorted(versions.held_folders(v.record) - {own}, reverse=True)
+        text = card_text(v.manifest, v.dir.relative_to(out),
+                         [f"{versions.VERSIONS}/{f}" for f in earlier])  # fmt: skip
+        (out / CARD).write_text(text)
+        if versions.current(out).number == v.number:
+            return v.number
+    return v.number
+
+
+def card_versions(out: Location) -> list[str]:
+    """The version folders the dataset card names, its own first (kept while it does)."""
+    try:
+        return versions.card_folders((out / CARD).read_text())
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
 def run(
     cfg: Config,
     inputs: list[str],
@@ -222,13 +246,16 @@ def run(
     out.mkdir()
     files_for_lock = lock_files_for(spark, cfg, out)
     with output_lock.hold(out, cfg.output.lock_lease_seconds, files_for_lock) as lease:
-        if overwrite:
-            lease.check()
+        lease.check()
+        if overwrite:  # the working state only: published versions go by retention
             clear_output(out)
         run_record.write(out, files, cfg, config_path)  # what the output holds, from now on
-        number = versions.next_number(out, lease.generation)  # the version this run publishes
-        return _run_stages(cfg, files, out, spark, force, started, t_start, warm, lease.check,
-                           stop, documents_only, number,
+        # the version this run publishes: one past the newest now (the store refuses it if
+        # another writer publishes that number first), from a folder of its lock generation
+        base = versions.newest(out)
+        writer = versions.writer_folder(out, lease.generation)
+        return _run_stages(cfg, files, out, spark, force or overwrite, started, t_start, warm,
+                           lease.check, stop, documents_only, base, writer,
                            files_for_lock.create if files_for_lock else None)  # fmt: skip
 
 
@@ -244,11 +271,14 @@ def _run_stages(
     guard: Callable[[], None] | None = None,
     stop: threading.Event | None = None,
     documents_only: bool = False,
-    number: int = 0,
+    base: int | None = None,
+    writer: int = 0,
     create: Callable[[Location, bytes], bool] | None = None,
 ) -> dict:
-    number = number or versions.next_number(out, 0)
-    vdir = versions.folder(out, number)  # what this run publishes, invisible until committed
+    base = versions.newest(out) if base is None else base
+    number = base + 1  # its place in the log
+    writer = writer or versions.writer_folder(out, 0)
+    vdir = versions.folder(out, writer)  # what this run publishes, invisible until committed
     driver_preload.start()  # started before get_spark already, unless a caller made the session
     # the mixture needs the tokenizer on the driver at the end: load it meanwhile
     threading.Thread(target=driver_tokenizer, args=(cfg,), daemon=True).start()
@@ -307,7 +337,7 @@ def _run_stages(
     # dedups them against the current version's index too (prior_dedup, as dedup.against)
     # what decides the documents (not how the run executes: run_record.NEUTRAL)
     settings = fingerprint(run_record.sections(cfg), version, models)
-    base = increment.find_base(out, cfg, files, stamps, settings, force)
+    base = increment.find_base(out, cfg, files, stamps, settings, number - 1, force)
     run_cfg = cfg
     if base is not None:
         docs = increment.new_documents(spark, cfg, chunk_results, base, docs.schema)
@@ -368,7 +398,8 @@ def _run_stages(
     manifest = {
         "inputs": files,
         "output": str(out),
-        "version": number,  # published in DIR/versions/<version>/ (pipeline/versions.py)
+        "version": number,  # its place in DIR/_versions/ (pipeline/versions.py)
+        "path": vdir.relative_to(out),  # its folder: versions/<the writer's lock generation>
         "config": cfg.model_dump(mode="json"),
         "config_hash": cfg.section_hash(),
         "versions": package_versions(),
@@ -432,21 +463,25 @@ def _run_stages(
     fence()
     write_report(vdir)
     # the switch: readers see this version from the instant its commit record exists
-    record = {"generation": number, "manifest": "manifest.json", "counts": manifest["counts"],
+    record = {"generation": writer, "manifest": "manifest.json", "counts": manifest["counts"],
               "files": published,
               # what a later run appending to this version checks (run/increment.py)
               "increment": increment.record(settings, files, stamps),
-              "references": increment.references(published, token_index)}  # fmt: skip
+              # the earlier versions' folders whose files it lists (kept while it is)
+              "holds": increment.references(published, token_index)}  # fmt: skip
     if INDEX in published:  # what a later run's dedup.against may compare with
         record["dedup_index"] = index_settings(cfg)
-    versions.commit(out, number, record, guard, create)
-    fence()
-    # load_dataset(DIR) opens this version's data/ (not _stages/, not another version's)
-    earlier = [versions.folder(out, n).relative_to(out) for n in record["references"]][::-1]
-    (out / CARD).write_text(card_text(manifest, vdir.relative_to(out), earlier))
-    versions.remove_legacy(out, guard)
-    gone = versions.prune(out, cfg.output.keep_versions, number, guard)
+    versions.commit(out, number, record, guard, create, writer)
+    try:  # published: what follows tidies up, and a lost lock is said, never hidden
+        shown = publish_card(out)  # the card follows the log (the newest version's)
+        versions.remove_legacy(out, guard)
+        gone = versions.prune(out, cfg.output.keep_versions, number, guard,
+                              cfg.output.keep_hours * 3600, pinned=card_versions(out))  # fmt: skip
+    except output_lock.OutputBusy as e:
+        raise output_lock.OutputBusy(f"version {number} ({vdir}) was published, but {e}") from None
     log.info("published version %d (%s)%s", number, vdir, f"; removed {gone}" if gone else "")
+    if shown != number:
+        log.warning("the dataset card names version %d, published after this one", shown)
     for line in damage_lines(manifest["damage"]):
         log.warning("%s", line)
     file_rows = sum(r["rows"] for k, r in manifest["damage"].items() if k != "corrupt_record")

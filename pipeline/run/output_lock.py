@@ -88,6 +88,14 @@ class LockFiles:
     def delete(self, f: Location) -> None:
         f.delete()
 
+    def mtime(self, f: Location) -> float:
+        """When `f` was last written (seconds since the epoch)."""
+        filesystem, path = f.fs()
+        info = filesystem.get_file_info(path)
+        if info.mtime_ns is None:
+            raise FileNotFoundError(f.uri)
+        return info.mtime_ns / 1e9
+
 
 class Lease:
     def __init__(self, out: Location, seconds: float, files: LockFiles | None = None):
@@ -121,7 +129,16 @@ class Lease:
         except FileNotFoundError:
             return None  # released meanwhile
         except (OSError, ValueError):
-            held = {"owner": "unknown (being written)", "expires": time.time() + self.seconds}
+            # not whole (a store that shows a file before its bytes, a crash mid-write): its
+            # lease runs from when it was written, never from now (else it never lapses)
+            try:
+                written = self.files.mtime(f)
+            except FileNotFoundError:
+                return None
+            held = {"owner": "unknown (its lock file does not read whole)",
+                    "expires": written + self.seconds}  # fmt: skip
+        if not isinstance(held, dict):
+            held = {"owner": "unknown (its lock file is not a lock record)", "expires": 0}
         if held.get("released"):
             return None  # ended normally
         if held.get("host") == _HOST and not _alive(held.get("pid")):
@@ -163,11 +180,18 @@ class Lease:
             newest = gens[-1] if gens else "none"
             self._lose(f"another run took it over: generation {newest}, this run's "
                        f"{self.generation}")  # fmt: skip
-        try:
-            held = json.loads(self.files.read(self._file(self.generation)))
-        except (OSError, ValueError):
-            held = {}
-        if held.get("token") != self.token or held.get("released"):
+        held: dict = {}
+        for wait in (0.05, 0.2, 1.0, None):  # a renewal being written: read it again
+            try:
+                held = json.loads(self.files.read(self._file(self.generation)))
+                break
+            except FileNotFoundError:
+                break
+            except (OSError, ValueError):
+                if wait is None:
+                    break
+                time.sleep(wait)
+        if not isinstance(held, dict) or held.get("token") != self.token or held.get("released"):
             self._lose(f"generation {self.generation} is no longer this run's")
 
     def renew(self) -> None:
@@ -192,17 +216,19 @@ class Lease:
                        "renewal (the driver was paused, or the store unreachable)")  # fmt: skip
         self._verify()
 
-    def release(self) -> None:
-        """Mark this generation released (its number stays: generations are never reused)."""
+    def release(self) -> bool:
+        """Mark this generation released (its number stays: generations are never reused).
+        False: it was no longer this run's (lost; `lost` says how)."""
         if self.lost is not None:
-            return
+            return False
         try:
             self._verify()
         except OutputBusy:
-            return
+            return False
         self.files.write(self._file(self.generation), json.dumps({
             "owner": self.owner, "token": self.token, "host": _HOST, "pid": os.getpid(),
             "expires": 0, "released": True}).encode())  # fmt: skip
+        return True
 
 
 def busy(out: Location | str, lease_seconds: float = 300.0) -> str | None:
@@ -257,7 +283,12 @@ def hold(out: Location | str, lease_seconds: float = 300.0,
     ticker.start()
     try:
         yield lease
-    finally:
+    except BaseException:
         stop.set()
         ticker.join(timeout=5)
         lease.release()
+        raise
+    stop.set()
+    ticker.join(timeout=5)
+    if not lease.release():  # the block ended, but the lock was another run's by then
+        raise OutputBusy(lease.lost or f"--output {out}: this run's lock was taken over")

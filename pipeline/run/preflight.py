@@ -30,11 +30,11 @@ RUN_ENTRIES = {"_stages", VERSIONS, COMMITS, *LEGACY, ".curate.lock",
 
 
 def clear_output(out: Location) -> None:
-    """--overwrite: the entries a run writes, deleted, but the lock (the caller holds it;
-    nothing else is there: check_run refuses an output holding other files)."""
-    from pipeline.run.output_lock import LOCK_NAME
-
-    for name in sorted(RUN_ENTRIES - {LOCK_NAME}):
+    """--overwrite: the working state a run reuses, deleted (the caller holds the lock). The
+    published versions stay: the run publishes a whole new version, and the older ones go by
+    retention (output.keep_versions, keep_hours), so a reader or a successor's version is
+    never deleted under it by one bulk delete."""
+    for name in ("_stages", "quality_percentiles.json"):
         (out / name).delete()
 
 

@@ -48,12 +48,33 @@ def commit(path: Location, marker: dict, written: Written, guard=None) -> dict:
 
 
 def prune(path: Location, files: list[dict], keep: tuple[str, ...] = ()) -> None:
-    """Delete every file under `path` but `files` and `keep`: an earlier version's, or the
-    files of task attempts that failed or lost a race (they are never listed)."""
-    listed = {(path / f["file"]).uri for f in files} | {(path / k).uri for k in keep}
-    for f in path.files():
-        if f.uri not in listed:
-            f.delete()
+    """Delete everything under `path` but `files` and `keep`: an earlier version's, the
+    files of task attempts that failed or lost a race, a killed writer's whole attempt
+    folder (none of them is ever listed). A folder nothing listed lies in goes at once."""
+    names = {f["file"] for f in files} | set(keep)
+    tops = {n.split("/", 1)[0] for n in names}
+    for entry in path.names():
+        if entry not in tops:
+            (path / entry).delete()
+    listed = {(path / n).uri for n in names}
+    for top in sorted(t for t in tops if any(n.startswith(t + "/") for n in names)):
+        for f in (path / top).files():
+            if f.uri not in listed:
+                f.delete()
+
+
+def write_guarded(df: DataFrame, path: Location, compression: str, io: str,
+                  partition_by: str | None = None,
+                  guard: Callable[[], None] | None = None) -> Written:  # fmt: skip
+    """write_parquet into a folder of this write's own under `path`; a write that fails
+    because the run lost its lock meanwhile (its successor cleared the attempt's files) says
+    so (OutputBusy from `guard()`), not with the store's error."""
+    try:
+        return write_parquet(df, path, compression, io, partition_by, own_folder=True)
+    except Exception:
+        if guard is not None:
+            guard()
+        raise
 
 
 def start_over(path: Location) -> None:
@@ -93,7 +114,7 @@ def materialize(
     built = build()
     if guard is not None:
         guard()
-    written = write_parquet(built, path, compression, io, partition_by)
+    written = write_guarded(built, path, compression, io, partition_by, guard)
     seconds = time.perf_counter() - t0
     schema = built.drop(partition_by).schema if partition_by else built.schema
     marker = commit(path, {"stage": name, "fingerprint": fingerprint, "seconds": seconds,

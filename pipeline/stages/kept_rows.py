@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 
 from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine.compat import repartition_by_id
-from pipeline.engine.storage import write_parquet
+from pipeline.engine.storage import partition_value, write_parquet
 from pipeline.location import Location
 from pipeline.stages.arrow_batches import extended_schema
 from pipeline.stages.schema import REJECT_FIELDS, spark_schema
@@ -101,8 +101,7 @@ def write_lookup(
     written = write_parquet(rows, loc, compression, io, partition_by=GROUP)
     out: dict[int, list[str]] = {}
     for f in written.files:
-        folder = f["file"].split("/", 1)[0]
-        out.setdefault(int(folder.split("=", 1)[1]), []).append((loc / f["file"]).uri)
+        out.setdefault(int(partition_value(f["file"], GROUP)), []).append((loc / f["file"]).uri)
     return out
 
 
