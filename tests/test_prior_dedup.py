@@ -148,3 +148,65 @@ def test_a_document_near_two_earlier_ones_links_them_and_retracts_neither(spark,
     assert (got["reject_stage"], got["reject_reason"]) == ("prior_dup", "near_links")
     assert got["reject_detail"] == (f"in {out} as B, estimated Jaccard {98 / 112:.3f}; links 2 "
                                     "earlier documents' clusters (none retracted)")  # fmt: skip
+
+
+def test_an_edited_copy_is_found_behind_the_other_pages_of_its_buckets(spark, cfg, tmp_path):
+    """Issue 61 (6): indexed, a canonical page X and a templated family of 39 pages crawled
+    before it, three sharing each of X's bands 1-13 (and nothing else). Y, an edit of X
+    (13 of 14 bands equal: estimated Jaccard 0.929), falls only in buckets whose first page
+    is one of the family. near_dedup would compare Y with every member of such a bucket
+    (all_pairs); so must the append: Y is prior_dup:near naming X. With all_pairs 0, the
+    first members alone, Y is kept (what the append did before)."""
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from pipeline import versions
+    from pipeline.stages.near_dedup import hasher_of
+    from pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
+
+    hasher = hasher_of(cfg)
+    n_bands, r = cfg.near_dedup.bands, cfg.near_dedup.rows
+    rng = np.random.default_rng(5)
+    x = rng.integers(1, 1 << 31, n_bands * r, dtype=np.uint32)
+    y = x.copy()
+    y[:r] += 1  # band 0 differs
+
+    def row(doc: str, pos: int, sig: np.ndarray) -> dict:
+        return {"doc_id": doc, "crawl_pos": pos, "exact_key": f"key-{doc}",
+                "minhash": sig.view(np.int32).tolist(),
+                "bands": hasher.band_keys(sig).tolist()}  # fmt: skip
+
+    family = []
+    for k in range(1, n_bands):
+        for j in range(3):
+            sig = rng.integers(1, 1 << 31, n_bands * r, dtype=np.uint32)
+            sig[k * r : (k + 1) * r] = x[k * r : (k + 1) * r]
+            family.append(row(f"F{k}-{j}", len(family) + 1, sig))
+    out = tmp_path / "earlier"
+    index_dir = versions.folder(out, 1) / INDEX
+    index_dir.mkdir()
+    pq.write_table(
+        pa.Table.from_pylist([*family, row("X", 10_000, x)], schema=to_arrow_schema(INDEX_SCHEMA)),
+        index_dir.uri + "/part-0.parquet",
+    )
+    versions.commit(out, 1, {"files": {INDEX: [{"file": "part-0.parquet", "rows": 40}]},
+                             "dedup_index": index_settings(cfg)})  # fmt: skip
+    docs = spark.createDataFrame(
+        [{**row("Y", 1 << 40, y), "reject_stage": None, "reject_reason": None,
+          "reject_detail": None}],
+        "doc_id string, crawl_pos long, exact_key string, minhash array<int>, "
+        "bands array<bigint>, reject_stage string, reject_reason string, reject_detail string",
+    )  # fmt: skip
+    verdicts = {}
+    for all_pairs in (cfg.near_dedup.all_pairs, 0):
+        c_cfg = cfg.model_copy(deep=True)
+        c_cfg.dedup.against = [str(out)]
+        c_cfg.near_dedup.all_pairs = all_pairs
+        got = prior_dedup(spark, docs, c_cfg).collect()[0]
+        verdicts[all_pairs] = (got["reject_reason"], got["reject_detail"])
+    assert verdicts[cfg.near_dedup.all_pairs] == (
+        "near",
+        f"in {out} as X, estimated Jaccard {(n_bands - 1) / n_bands:.3f}",
+    )
+    assert verdicts[0] == (None, None)

@@ -122,6 +122,27 @@ def cut_chunks(
     return chunks
 
 
+def settled_chunks(root: Location, files: Sequence[str]) -> list[Chunk]:
+    """The committed chunks that still hold the first of `files`, in order (each marker's
+    `files_read`): they stay as they are when inputs are added, the last one too, so an
+    append's documents pass runs its new inputs only, and a committed chunk's fingerprint
+    changes only with its own files or the per-document settings."""
+    names = sorted(n for n in root.names() if n.startswith("chunk-"))
+    with ThreadPoolExecutor(min(16, max(1, len(names)))) as pool:
+        markers = list(pool.map(lambda n: read_marker(root / n), names))
+    out: list[Chunk] = []
+    pos = 0
+    for i, (name, marker) in enumerate(zip(names, markers, strict=True)):
+        if name != f"chunk-{i:05d}" or marker is None:
+            break
+        held = tuple(marker.get("files_read") or ())
+        if not held or tuple(files[pos : pos + len(held)]) != held:
+            break
+        out.append(Chunk(i, pos, held))
+        pos += len(held)
+    return out
+
+
 CHUNKING = "_CHUNKING.json"
 
 
@@ -311,7 +332,12 @@ def documents_pass(
         (root / CHUNKING).delete()
     cores = capacity(spark, cfg.chunks.cores).cores
     per_chunk = chunk_bytes(cfg, cores, root)
-    chunks = cut_chunks(files, cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
+    settled = [] if force else settled_chunks(root, files)
+    done = sum(len(c.files) for c in settled)
+    chunks = settled + [  # the inputs past the committed chunks: new chunks after them
+        Chunk(len(settled) + c.index, done + c.first, c.files)
+        for c in cut_chunks(files[done:], cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
+    ]  # fmt: skip
     (root / MARKER).delete()  # complete again once every chunk is
     if stamps is None:  # sizes and mtimes: one listing per folder on a store
         stamps = input_stamps(files)

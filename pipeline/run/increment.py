@@ -128,6 +128,18 @@ def find_base(out: Location, cfg: Config, files: list[str], stamps: dict[str, li
     return Base(v, made["inputs"])
 
 
+def rerun_within(chunks: list, base: Base) -> str | None:
+    """The first chunk holding an earlier input that ran again (a file it could not open
+    opens now): its documents reach no corpus stage in an append, so the run makes a whole
+    new version instead. None when every such chunk was reused."""
+    first = 0
+    for c in chunks:
+        if first < base.inputs and c.status != "reused":
+            return c.name
+        first += c.files
+    return None
+
+
 def new_documents(spark: SparkSession, cfg: Config, chunks: list, base: Base,
                   schema) -> DataFrame:  # fmt: skip
     """The documents pass's rows of the new inputs only: the chunks holding any (in crawl

@@ -338,6 +338,10 @@ def _run_stages(
     # what decides the documents (not how the run executes: run_record.NEUTRAL)
     settings = fingerprint(run_record.sections(cfg), version, models)
     base = increment.find_base(out, cfg, files, stamps, settings, number - 1, force)
+    rerun = increment.rerun_within(chunk_results, base) if base is not None else None
+    if rerun:
+        log.info("a whole new version of %s: %s holds earlier inputs and ran again", out, rerun)
+        base = None
     run_cfg = cfg
     if base is not None:
         docs = increment.new_documents(spark, cfg, chunk_results, base, docs.schema)

@@ -138,18 +138,32 @@ def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
                             F.format_string("in %s as %s", F.col("_prior._output"),
                                             F.col("_prior.doc_id"))).drop("_prior")  # fmt: skip
     if "minhash" in docs.columns and cfg.near_dedup.enabled:
-        n = cfg.near_dedup.bands * cfg.near_dedup.rows
+        c = cfg.near_dedup
+        n = c.bands * c.rows
         if small and "exact_key" in docs.columns:  # read three times below: made once
             out = cut_lineage(out)
         mine = out.where(F.col("reject_reason").isNull()).select(
             "crawl_pos", F.posexplode("bands").alias("band", "key")
         )
-        # each bucket of the earlier outputs that a given document falls in: its first document
+        # the earlier documents a given one is compared with, per bucket it falls in, as
+        # near_dedup's bucket_edges bounds them: every member of a bucket of up to
+        # `all_pairs` documents; in a larger one its first member and ~`anchors` members
+        # drawn by hash (a page near the third member of a templated family, not the first,
+        # is still found: a run over everything at once finds it so)
         theirs = index.where(F.col("bands").isNotNull()).select(
-            "_output", "crawl_pos", F.posexplode("bands").alias("band", "key"))  # fmt: skip
-        buckets = (_semi(theirs, mine.select("band", "key").distinct(), ["band", "key"], small)
-                   .groupBy("band", "key")
-                   .agg(F.min(F.struct("_output", "crawl_pos")).alias("_rep")))  # fmt: skip
+            F.struct("_output", "crawl_pos").alias("_rep"),
+            F.posexplode("bands").alias("band", "key"))  # fmt: skip
+        touched = _semi(theirs, mine.select("band", "key").distinct(), ["band", "key"], small)
+        if small:  # read twice below: made once
+            touched = cut_lineage(touched)
+        stats = touched.groupBy("band", "key").agg(F.min("_rep").alias("_first"),
+                                                   F.count("*").alias("_n"))  # fmt: skip
+        h = F.pmod(F.xxhash64("_rep.crawl_pos"), F.lit(1 << 31))
+        anchor = h < F.lit(float(1 << 31)) * F.lit(c.anchors) / F.col("_n")
+        compared = (F.col("_rep") == F.col("_first")) | (
+            (F.col("_n") <= F.lit(c.all_pairs)) | anchor if c.verify and c.all_pairs > 0
+            else F.lit(False))  # fmt: skip
+        buckets = touched.join(stats, ["band", "key"]).where(compared).select("band", "key", "_rep")
         pairs = mine.join(buckets, ["band", "key"]).select("crawl_pos", "_rep").distinct()
         if small:  # read twice below: made once, not the index scan again
             pairs = cut_lineage(pairs)
