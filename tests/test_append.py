@@ -7,6 +7,7 @@ earlier files, and against the pages the test planted as copies."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from pathlib import Path
 
@@ -62,6 +63,19 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, caps
     shards = TokenShards(now.dir / "tokens")
     assert len(shards) == second["counts"]["kept"] == len(version_rows(tmp_path / "grown", "data"))
     assert second["tokens"]["total"] == whole["tokens"]["total"]
+    # the mixture's shards of the appended version: the earlier version's and its own, every
+    # kept document once (natural mode), as its budget counts them
+    import pyarrow.parquet as pq
+
+    shard_rows = sum(pq.read_metadata(f.uri).num_rows for f in now.files("shards"))
+    assert (
+        shard_rows
+        == second["counts"]["kept"]
+        == sum(
+            s["docs_after"]
+            for s in json.loads((now.dir / "budget.json").read_text())["sources"].values()
+        )
+    )
     capsys.readouterr()
     assert main(["versions", str(tmp_path / "grown"), "--files", "data"]) == 0
     assert capsys.readouterr().out.split() == [f.uri for f in now.files("data")]

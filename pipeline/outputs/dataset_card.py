@@ -45,9 +45,9 @@ def card_text(manifest: dict, version: str = ".", earlier: list[str] = ()) -> st
         f"{manifest.get('version', '')}, in `{v}/`"
         + (f" (appended to the files of `{'`, `'.join(folders[1:])}`)." if earlier else "."),
         "",
-        f"- read {c['read']:,} records; kept {c['kept']:,} documents (`{v}/data/`, the "
-        f"`default` configuration); rejected {rejected:,} (`{v}/rejected/`, the `rejected` "
-        "configuration: stage, reason and detail per record)",
+        f"- read {c['read']:,} records; kept {c['kept']:,} documents ({_in(folders, 'data')}, "
+        f"the `default` configuration); rejected {rejected:,} ({_in(folders, 'rejected')}, the "
+        "`rejected` configuration: stage, reason and detail per record)",
         f"- tokens: {manifest.get('tokens', {}).get('total', 0):,} "
         f"(token shards in `{v}/tokens/`, mixture shards in `{v}/shards/`)",
     ]
@@ -62,13 +62,20 @@ def card_text(manifest: dict, version: str = ".", earlier: list[str] = ()) -> st
     lines += [
         "",
         'Read it with `datasets.load_dataset("<this folder>")` (`, "rejected"` for the '
-        f'ledger), `pyarrow.parquet.read_table("{v}/data")`, DuckDB '
-        f"(`read_parquet('{v}/data/**/*.parquet')`), pandas or Polars. `{v}/report.html` shows "
+        f"ledger), `pyarrow.dataset.dataset({[f'{f}/data' for f in folders]})`, DuckDB "
+        f"(`read_parquet({[f'{f}/data/**/*.parquet' for f in folders]})`), pandas or Polars"
+        + (" (an appended version: every folder above holds part of it; `curate versions "
+           "DIR --files data` lists its files)" if earlier else "")
+        + f". `{v}/report.html` shows "
         f"the run; `{v}/manifest.json` holds its inputs, config, versions and counts. A newer "
         "run publishes a new version beside this one and rewrites this card last.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _in(folders: list[str], sub: str) -> str:
+    return ", ".join(f"`{f}/{sub}/`" for f in folders)
 
 
 def _name(manifest: dict) -> str:

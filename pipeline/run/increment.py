@@ -244,4 +244,17 @@ def merged_token_index(base: Base, mine: dict) -> dict:
                              f"this run's {mine[k]!r}")  # fmt: skip
     old = [_home(base.version) | s if "version" not in s else s
            for s in earlier["shards"]]  # fmt: skip
-    return mine | {"shards": old + mine["shards"]}
+    merged = mine | {"shards": old + mine["shards"]}
+    if "megatron" in mine:  # every shard's Megatron files, the earlier ones in their folder
+        merged["megatron"] = mine["megatron"] | {"prefixes": [
+            f"../../{s.get('dir') or versions.name(int(s['version']))}/tokens/megatron/{s['name']}"
+            if "version" in s else f"megatron/{s['name']}"
+            for s in merged["shards"]]}  # fmt: skip
+    return merged
+
+
+def shard_files(token_index: dict) -> list[dict]:
+    """The mixture's shards/ files of a version, from its token index (the same shards, in
+    the same order), each naming the version holding it when it is an earlier one's."""
+    return [{"file": f"{s['name']}.parquet"} | {k: s[k] for k in ("version", "dir") if k in s}
+            for s in token_index["shards"]]  # fmt: skip

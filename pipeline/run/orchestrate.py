@@ -398,6 +398,9 @@ def _run_stages(
             base, json.loads((vdir / "tokens" / "index.json").read_text())
         )
         (vdir / "tokens" / "index.json").write_text(json.dumps(token_index, indent=2) + "\n")
+    # the mixture's shards it holds (an appended version: the earlier ones' too)
+    index_now = token_index or json.loads((vdir / "tokens" / "index.json").read_text())
+    published = {**published, "shards": increment.shard_files(index_now)}
 
     manifest = {
         "inputs": files,

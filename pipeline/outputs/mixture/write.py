@@ -224,6 +224,9 @@ def write_mixture(
             "dir": "megatron",
             "dtype_code": megatron_dtype_code(dtype),
             "merged": "merged" if cfg.tokens.merged else None,
+            # each shard's Megatron files, relative to tokens/ (an appended version lists
+            # the earlier versions' too: run/increment.py)
+            "prefixes": [f"megatron/{sh['name']}" for sh in index["shards"]],
         }
         if cfg.tokens.merged:
             write_megatron_merged(stems, token_dir / "megatron" / "merged", dtype)
