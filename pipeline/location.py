@@ -455,6 +455,35 @@ def _s3_copy(src: str, dst: str) -> None:
     client.copy({"Bucket": a.netloc, "Key": a.path.lstrip("/")}, b.netloc, b.path.lstrip("/"))
 
 
+_conditional: dict[tuple[str, str], bool] = {}
+
+
+def check_conditional_create(folder: Location) -> None:
+    """Whether the store really refuses a second create of one key (S3's `If-None-Match: *`),
+    asked once per endpoint and bucket: a probe key under `folder` created twice, the second
+    time refused, then deleted. MinIO before 2024, several S3 gateways and Ceph RGW (which
+    added conditional PUT in 2025) accept the header and overwrite: there no lock and no
+    version number is safe. NoExclusiveCreate naming the store when it does not refuse."""
+    if folder.scheme != "s3":
+        return
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL", "")
+    key = (endpoint, urlsplit(folder.uri).netloc)
+    if key not in _conditional:
+        probe = folder / f"_probe-{uuid.uuid4().hex[:12]}"
+        try:
+            first = probe.create_exclusive(b"first")
+            second = probe.create_exclusive(b"second")
+        finally:
+            probe.delete()
+        _conditional[key] = first and not second
+    if not _conditional[key]:
+        raise NoExclusiveCreate(
+            f"{folder.uri}: the store ({endpoint or 'AWS S3'}, bucket {key[1]}) accepted a "
+            "second create of one key with If-None-Match: * (it ignores conditional writes), "
+            "so it can neither lock the output nor refuse a stale writer's commit"
+        )
+
+
 def _s3_create_exclusive(uri: str, data: bytes) -> bool:
     """S3's conditional write (`If-None-Match: *`, 412 when the key exists), through boto3,
     which reads the same credentials and AWS_ENDPOINT_URL as pyarrow."""

@@ -131,3 +131,50 @@ def s3_inputs(s3, sample_warc, tmp_path_factory):
     config = d / "run.yaml"
     config.write_text(yaml.safe_dump(on_s3.model_dump(mode="json")))
     return d, uris, c, config
+
+
+@pytest.fixture
+def s3_ignoring_conditions(s3):
+    """An S3 endpoint that ignores conditional writes, as MinIO before 2024 and some S3
+    gateways do: a real HTTP proxy in front of the moto server that drops `If-None-Match`
+    from every request. Yields its endpoint URL."""
+    import http.client
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import urlsplit
+
+    _, env, _ = s3
+    upstream = urlsplit(env["AWS_ENDPOINT_URL"])
+
+    class Forward(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _any(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            headers = {k: v for k, v in self.headers.items()
+                       if k.lower() not in ("if-none-match", "host")}  # fmt: skip
+            conn = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=30)
+            conn.request(self.command, self.path, body=body, headers=headers)
+            r = conn.getresponse()
+            data = r.read()
+            self.send_response(r.status)
+            for k, v in r.getheaders():
+                if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            conn.close()
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _any
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()

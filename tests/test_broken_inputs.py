@@ -147,7 +147,7 @@ _OUTPUT_NAME = re.compile(
     r"(README\.md|\.curate\.lock(/\d{12}\.json)?|quality_percentiles\.json"
     r"|_versions(/\d{12}\.json)?|versions(/\d{12})?"
     r"|(versions/\d{12}/)?(manifest\.json|report\.(html|json)|budget\.json)"
-    r"|((versions/\d{12}/)?(data|rejected|shards|tokens|index)|_stages(/[a-z_]+)?(/chunk-\d{5})?)"
+    r"|((versions/\d{12}/)?(data|rejected|shards|tokens|index)|_stages(/[a-z_]+)?(/chunk-\d{5})?(/w-[0-9a-f]{12})?)"
     r"(/(lang=[A-Za-z_]+|dgrp=\d+))?"
     r"(/(_SUCCESS|\._SUCCESS\.crc|_STAGE\.json|_CHUNKING\.json|index\.json|run\.json"
     r"|shard-\d+\.(parquet|bin|idx)"

@@ -234,8 +234,9 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
         run_record.check(out, [str(a)], weighted, None)
     from pipeline.run.preflight import clear_output
 
-    clear_output(Location.of(out))  # --overwrite: the run's entries go, the folder stays
-    assert out.is_dir() and list(out.iterdir()) == []
+    clear_output(Location.of(out))  # --overwrite: the working state goes; what was published
+    # stays until the new version's commit (an old layout's data/ then, versions by retention)
+    assert out.is_dir() and [p.name for p in out.iterdir()] == ["data"]
 
 
 def test_every_subcommand_help_ends_with_an_example_that_parses():

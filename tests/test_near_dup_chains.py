@@ -157,3 +157,34 @@ def test_real_page_chains_link(spark, shared_data):
     for n in range(len(chains)):
         assert got[0][f"A{n}"][0] is None
         assert got[0][f"B{n}"][0] == "duplicate" and got[0][f"C{n}"][0] == "duplicate", n
+
+
+@pytest.mark.spark
+def test_a_document_near_one_an_append_dropped_as_a_published_copy_goes_too(spark):
+    """Issue 61 (6): E published; the append's N1 ~ E (prior_dup:near), N2 ~ N1, N2 !~ E. One
+    run over everything clusters E, N1, N2 and keeps E alone; so near_dedup takes N1 as a
+    link: N2 goes, naming N1 and what N1 was dropped for. Without the link N2 was kept."""
+    from pipeline.stages.near_dedup import near_dedup
+
+    rng = np.random.default_rng(61)
+    e = rng.integers(1, 2**31 - 1, NPERM)
+    n1 = _changed(e, range(0, 16), rng)
+    n2 = _changed(n1, range(16, 32), rng)
+    assert estimate_jaccard(e, n2) < 0.8 <= estimate_jaccard(n1, n2)
+    keys1 = [777] + [1000 + k for k in range(13)]
+    keys2 = [777] + [2000 + k for k in range(13)]
+    link = spark.createDataFrame(
+        [("N1", 10, "N1", n1.astype(np.int32).tolist(), keys1, "prior_dup", "near",
+          "in out as E, estimated Jaccard 0.857")], SCHEMA)  # fmt: skip
+    other = rng.integers(1, 2**31 - 1, NPERM)
+    docs = spark.createDataFrame([_row("N2", 20, n2, keys2),
+                                  _row("Y", 30, other, list(range(1, 15)))], SCHEMA)  # fmt: skip
+    got = {r["doc_id"]: r for r in near_dedup(spark, docs, Config(), links=link).collect()}
+    assert set(got) == {"N2", "Y"}  # the link is not a row of the output
+    assert (got["N2"]["reject_stage"], got["N2"]["reject_reason"]) == ("near_dup", "duplicate")
+    assert got["N2"]["reject_detail"].startswith(
+        "near N1, dropped as a near copy of a published document (in out as E"
+    )
+    assert got["Y"]["reject_reason"] is None
+    alone = {r["doc_id"]: r["reject_reason"] for r in near_dedup(spark, docs, Config()).collect()}
+    assert alone == {"N2": None, "Y": None}

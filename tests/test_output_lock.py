@@ -239,7 +239,7 @@ def test_an_output_that_cannot_be_locked_is_refused_unless_single_writer():
 
 
 @pytest.mark.spark
-def test_a_store_without_a_connector_here_is_refused_once_spark_runs(spark, cfg):
+def test_a_store_without_a_connector_here_is_refused_once_spark_runs(spark, cfg, s3_here):
     """gs:// on a cluster without the GCS connector (this one): refused with the flag named;
     with output.single_writer the run goes on unlocked."""
     from pipeline.run.orchestrate import lock_files_for
@@ -250,7 +250,8 @@ def test_a_store_without_a_connector_here_is_refused_once_spark_runs(spark, cfg)
     c = cfg.model_copy(deep=True)
     c.output.single_writer = True
     assert lock_files_for(spark, c, out) is None
-    assert lock_files_for(spark, cfg, Location.of("s3://bucket/run")) is None  # pyarrow's
+    s3_here.create_bucket(Bucket="lockable")  # a store that refuses a second create
+    assert lock_files_for(spark, cfg, Location.of("s3://lockable/run")) is None  # pyarrow's
 
 
 @pytest.mark.spark

@@ -248,3 +248,95 @@ def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample
     assert _card_rows(out)[0] == fourth["version"]
     assert sorted(p.name for p in out.iterdir()) == [
         ".curate.lock", "README.md", "_stages", "_versions", "versions"]  # fmt: skip
+
+
+def test_a_store_that_ignores_conditional_writes_is_refused_unless_single_writer(
+    s3_here, s3_ignoring_conditions, monkeypatch, cfg
+):
+    """Issue 61 (9): the moto server honours If-None-Match; the same bucket behind a proxy
+    that drops the header (what MinIO before 2024 and some gateways do) accepts a second
+    create of one key. The probe tells them apart; a run there is refused, naming the store,
+    unless output.single_writer, when it goes on unlocked and commits without the check."""
+    from pipeline import location
+    from pipeline.location import NoExclusiveCreate, check_conditional_create
+    from pipeline.run import output_lock
+    from pipeline.run.orchestrate import lock_files_for
+
+    s3_here.create_bucket(Bucket="probed")
+    out = Location.of("s3://probed/out")
+    check_conditional_create(out / ".curate.lock")  # the real store: refuses the second create
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_ignoring_conditions)
+    for key in [k for k in location._fs_cache if k[0] in ("s3", "boto3-s3")]:
+        location._fs_cache.pop(key)
+    with pytest.raises(NoExclusiveCreate, match="accepted a second create of one key"):
+        check_conditional_create(out / ".curate.lock")
+    assert not [o for o in s3_here.list_objects_v2(Bucket="probed").get("Contents", [])
+                if "_probe-" in o["Key"]]  # fmt: skip
+    from pipeline.config import ConfigError
+
+    with pytest.raises(ConfigError, match="ignores conditional writes.*single_writer"):
+        lock_files_for(None, cfg, out)  # refused before any Spark call
+    single = cfg.model_copy(deep=True)
+    single.output.single_writer = True
+    files = lock_files_for(None, single, out)
+    assert isinstance(files, output_lock.Unlocked)
+    # the rest through the server itself (pyarrow's uploads are not for this small proxy);
+    # the probe's verdict stays, as for the rest of a run
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_here.meta.endpoint_url)
+    for key in [k for k in location._fs_cache if k[0] in ("s3", "boto3-s3")]:
+        location._fs_cache.pop(key)
+    with output_lock.hold(out, 30, files) as lease:
+        assert isinstance(lease, output_lock.NoLock)
+    (versions.folder(out, 1) / "data" / "part-0.parquet").write_bytes(b"x")
+    versions.commit(out, 1, {"counts": {"kept": 1}}, create=files.create, writer=1)
+    assert versions.current(out).number == 1
+
+
+def test_the_card_follows_the_log_whoever_writes_it_last(tmp_path):
+    """Issue 61 (2): A publishes version 1 and pauses before its card; B and C publish, C's
+    retention removes version 1; A wakes and writes the card: it names the newest version
+    (C's), whose folders all exist, not A's removed one."""
+    from pipeline.run.orchestrate import publish_card
+
+    out = Location.of(tmp_path / "out")
+    a = _publish(out, 1, 1)
+    for w in (2, 3):
+        _publish(out, w, w)
+        assert publish_card(out) == versions.newest(out)
+    assert versions.prune(out, 2, 3) == [a]
+    assert publish_card(out) == 3  # A's late card write
+    card = (out / "README.md").read_text()
+    folders = versions.card_folders(card)
+    assert folders == [versions.name(3)] and all((out / "versions" / f).is_dir() for f in folders)
+
+
+def test_a_lock_lost_inside_the_block_is_said_when_it_ends(tmp_path):
+    """Issue 61 (2): a run whose lock was taken over while it ran (paused past its lease)
+    is told so when it lets go, not released quietly: the CLI exits non-zero."""
+    from pipeline.run.output_lock import LOCK_NAME, Lease, hold
+
+    out = Location.of(tmp_path / "out")
+    with pytest.raises(OutputBusy, match="lost its lock"):
+        with hold(out, 30) as mine:
+            gen = out / LOCK_NAME / f"{mine.generation:012d}.json"
+            held = json.loads(gen.read_text())
+            gen.write_text(json.dumps(held | {"expires": 0, "pid": None}))  # lapsed
+            Lease(out, 30).acquire()  # another run takes it over
+
+
+@pytest.mark.spark
+def test_overwrite_publishes_a_whole_version_and_deletes_no_published_one(
+    spark, cfg, sample_warc, tmp_path
+):
+    """Issue 61 (3): --overwrite clears the working state and publishes a new whole version;
+    the versions before it stay until retention removes them (never one bulk delete)."""
+    from pipeline.run.orchestrate import run
+
+    out = tmp_path / "out"
+    first = run(cfg, [str(sample_warc)], out, spark)
+    second = run(cfg, [str(sample_warc)], out, spark, overwrite=True)
+    assert versions.committed(out) == [first["version"], second["version"]]
+    assert second["version"] == first["version"] + 1
+    assert (out / first["path"]).is_dir() and not versions.current(out).record["holds"]
+    assert [c["status"] for c in second["chunks"]] == ["ran"]  # the stages ran again
+    assert second["counts"] == first["counts"]

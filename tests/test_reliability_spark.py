@@ -167,6 +167,38 @@ def test_killed_driver_resumes_from_completed_stages(spark, base_cfg, corpus, re
     assert _shard_bytes(out) == _shard_bytes(reference)
 
 
+@pytest.mark.parametrize("point", ["kept", "publish"])
+def test_killed_in_the_corpus_half_resumes_at_the_first_rerun(
+    spark, base_cfg, corpus, reference, tmp_path, point
+):
+    """Issue 61: SIGKILL to the run's process group inside the corpus half: once the kept
+    rows' write has begun, or once a task of the version's data/ write has committed
+    (Hadoop's committer has left its files behind). The first rerun succeeds and equals an
+    undisturbed run; the dead run's version folder, never committed, is gone after it."""
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump(base_cfg.model_dump(mode="json")))
+    out = tmp_path / "out"
+    proc = _curate(config, corpus, out)
+    pattern = {"kept": "_stages/kept/w-*/_temporary",
+               "publish": "versions/*/data/_temporary/0/task_*/*.parquet"}[point]  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not any(out.glob(pattern)) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    assert any(out.glob(pattern)), f"the {point} write was not seen"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "_versions").exists()  # nothing published
+    dead = sorted(p.name for p in (out / "versions").iterdir()) if point == "publish" else []
+
+    _run(spark, base_cfg, corpus, out)  # the first rerun
+    m = json.loads((published(out) / "manifest.json").read_text())
+    assert _content(out) == _content(reference)
+    assert _shard_bytes(out) == _shard_bytes(reference)
+    assert m["path"].rsplit("/", 1)[-1] not in dead
+    assert sorted(p.name for p in (out / "versions").iterdir()) == [m["path"].rsplit("/", 1)[-1]]
+
+
 def test_same_output_under_cpu_contention(spark, base_cfg, corpus, reference, tmp_path):
     """Two busy processes beside the run's two task slots (local[2]): the pages' extraction
     gets a share of a core, and as its bound is CPU time, no page turns into a timeout and the

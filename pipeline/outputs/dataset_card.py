@@ -59,13 +59,14 @@ def card_text(manifest: dict, version: str = ".", earlier: list[str] = ()) -> st
     if found:
         lines.append("- languages identified: " + ", ".join(f"{k} {n:,}" for k, n in found[:10])
                      + (f" and {len(found) - 10} more" if len(found) > 10 else ""))  # fmt: skip
+    appended = (" (an appended version: every folder above holds part of it; `curate "
+                "versions DIR --files data` lists its files)" if earlier else "")  # fmt: skip
     lines += [
         "",
         'Read it with `datasets.load_dataset("<this folder>")` (`, "rejected"` for the '
         f"ledger), `pyarrow.dataset.dataset({[f'{f}/data' for f in folders]})`, DuckDB "
         f"(`read_parquet({[f'{f}/data/**/*.parquet' for f in folders]})`), pandas or Polars"
-        + (" (an appended version: every folder above holds part of it; `curate versions "
-           "DIR --files data` lists its files)" if earlier else "")
+        + appended
         + f". `{v}/report.html` shows "
         f"the run; `{v}/manifest.json` holds its inputs, config, versions and counts. A newer "
         "run publishes a new version beside this one and rewrites this card last.",

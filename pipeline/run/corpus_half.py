@@ -129,6 +129,15 @@ def grouped_data(spark: SparkSession, cfg: Config, kept_dir: Location, files: li
     return reduce(DataFrame.unionByName, parts).sortWithinPartitions(F.col("metadata.crawl_pos"))
 
 
+def _links(st: Stage, frames: list[DataFrame], corpus: list[Stage]) -> dict:
+    """`links=`: the rows that stages before `st` among `corpus` (whose outputs are
+    `frames[1:]`) dropped as near copies, for those st.links names; {} when none runs."""
+    near = F.col("reject_reason").startswith("near")
+    found = [frames[1 + i].where((F.col("reject_stage") == b.ledger) & near)
+             for i, b in enumerate(corpus[: corpus.index(st)]) if b.ledger in st.links]  # fmt: skip
+    return {"links": reduce(DataFrame.unionByName, found)} if found else {}
+
+
 def _progress(res: StageResult) -> None:
     log.info("stage %-12s %-7s %9d records  %7.1f s", res.name, res.status, res.rows, res.seconds)
 
@@ -195,6 +204,9 @@ def corpus_half(
         where = f"{label} ({order.index(name) + 1} of {len(order)})"
         return SparkProgress(sc, where, cfg.output.progress_seconds)
 
+    def _extra(st: Stage) -> dict:
+        return {**({"out": out} if st.stored else {}), **_links(st, frames, corpus)}
+
     for st in corpus:
         fp = fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version,
                          *([st.corpus_inputs(cfg)] if st.corpus_inputs else []))  # fmt: skip
@@ -204,9 +216,7 @@ def corpus_half(
                 st.name,
                 out / "_stages" / st.name,
                 fp,
-                lambda st=st, prev=prev: st.corpus(
-                    spark, kept(prev), cfg, **({"out": out} if st.stored else {})
-                ),
+                lambda st=st, prev=prev: st.corpus(spark, kept(prev), cfg, **_extra(st)),
                 cfg.output.compression,
                 force=force,
                 io=cfg.output.spark_io,

@@ -47,7 +47,7 @@ from pipeline.engine.storage import (
     lock_files,
     resolve,
 )
-from pipeline.location import Location, is_uri
+from pipeline.location import Location, NoExclusiveCreate, check_conditional_create, is_uri
 from pipeline.outputs.dataset_card import CARD, card_text
 from pipeline.outputs.report import write_report
 from pipeline.run import driver_preload, increment, output_lock, run_record
@@ -177,8 +177,18 @@ def _quality_model(cfg: Config) -> dict | None:
 
 def lock_files_for(spark: SparkSession, cfg: Config, out: Location):
     """How the run lock reaches `out` (engine/storage.py lock_files): None for pyarrow.fs,
-    the cluster's Hadoop connector for gs://, hdfs://, abfs://. Where neither can create
+    the cluster's Hadoop connector for gs://, hdfs://, abfs://. An s3:// store is probed
+    first (a key created twice: the second must be refused). Where nothing can create
     atomically, refused unless output.single_writer (then the run goes unlocked)."""
+    try:
+        check_conditional_create(out / output_lock.LOCK_NAME)
+    except NoExclusiveCreate as e:
+        if cfg.output.single_writer:
+            return output_lock.Unlocked(str(e))
+        raise ConfigError(
+            f"{e}; set output.single_writer: true if only this run ever writes there, or use "
+            "a store that honours conditional writes (docs/running.md: the run lock)"
+        ) from None
     try:
         return lock_files(spark, out)
     except StorageError as e:

@@ -97,6 +97,17 @@ class LockFiles:
         return info.mtime_ns / 1e9
 
 
+class Unlocked(LockFiles):
+    """A store that cannot create atomically, written by its single writer (output.
+    single_writer): every create says so, and the run goes on unlocked."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def create(self, f: Location, data: bytes) -> bool:
+        raise NoExclusiveCreate(self.why)
+
+
 class Lease:
     def __init__(self, out: Location, seconds: float, files: LockFiles | None = None):
         self.files = files or LockFiles()

@@ -148,13 +148,22 @@ def bucket_edges(sigs: DataFrame, c, n_perm: int) -> tuple[DataFrame, DataFrame]
     return edges, star.unionByName(second)
 
 
-def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
-    """The corpus half, on `minhash` and `bands` (computed here if `docs` lacks them)."""
+def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
+               links: DataFrame | None = None) -> DataFrame:  # fmt: skip
+    """The corpus half, on `minhash` and `bands` (computed here if `docs` lacks them).
+    `links`: documents an earlier stage dropped as near copies of published ones (an append's
+    prior_dup:near): they join the clusters as links that are never kept, so a chain
+    N2 ~ N1 ~ E drops N2 as one run over everything drops it (E the published one)."""
     c = cfg.near_dedup
     hasher = hasher_of(cfg)
     if "minhash" not in docs.columns:
         docs = cut_lineage(transform(docs, "near_dup", signature_step(spark, cfg)))
     sigs = docs.select("crawl_pos", "minhash", "bands")
+    nodes = docs.select("crawl_pos", "doc_id", "minhash")
+    if links is not None:
+        linked = links.select("crawl_pos", "minhash", "bands", "doc_id", "reject_detail")
+        sigs = sigs.unionByName(linked.select("crawl_pos", "minhash", "bands"))
+        nodes = nodes.unionByName(linked.select("crawl_pos", "doc_id", "minhash"))
     edges, _ = bucket_edges(sigs, c, hasher.num_perm)
     comps = connected_components(edges, c.max_iterations, c.local_max_edges)
     # Verdicts from narrow columns: per node on an edge, its cluster's root (the smallest
@@ -162,8 +171,8 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     # one row per key on its right side, so a cluster of a million pages streams through in
     # bounded memory (a window over the cluster's whole rows held it in one task).
     sizes = comps.groupBy("component").agg(F.count("*").cast("int").alias("_size"))
-    root = docs.select(F.col("crawl_pos").alias("component"), F.col("doc_id").alias("_root_id"),
-                       F.col("minhash").alias("_rsig"))  # fmt: skip
+    root = nodes.select(F.col("crawl_pos").alias("component"), F.col("doc_id").alias("_root_id"),
+                        F.col("minhash").alias("_rsig"))  # fmt: skip
     own = sigs.select(F.col("crawl_pos").alias("node"), F.col("minhash").alias("_sig"))
     verdicts = (
         comps.join(sizes, "component")
@@ -174,12 +183,28 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
             _agreement("_sig", "_rsig", hasher.num_perm).alias("_jaccard"),
         )
     )  # fmt: skip
+    if links is not None:  # a cluster holding a link: each of its documents goes, naming it
+        via = (comps.join(linked.select(F.col("crawl_pos").alias("node"),
+                                        F.col("doc_id").alias("_via"),
+                                        F.col("reject_detail").alias("_via_detail")), "node")
+               .groupBy("component").agg(F.min(F.struct("node", "_via", "_via_detail"))
+                                         .alias("_link")))  # fmt: skip
+        verdicts = verdicts.join(via, "component", "left")
+    else:
+        verdicts = verdicts.withColumn("_link", F.lit(None).cast(
+            "struct<node:bigint,_via:string,_via_detail:string>"))  # fmt: skip
     out = docs.join(verdicts, docs["crawl_pos"] == verdicts["node"], "left").withColumns(
         {
             "dup_cluster": F.coalesce("_root_id", "doc_id"),
             "dup_cluster_size": F.coalesce("_size", F.lit(1)),
         }
     )
+    out = mark_rejected(
+        out, F.col("_link").isNotNull(), "near_dup", "duplicate",
+        F.format_string("near %s, dropped as a near copy of a published document (%s): "
+                        "linked to it through a chain of near duplicates",
+                        F.col("_link._via"), F.col("_link._via_detail")),
+    )  # fmt: skip
     out = mark_rejected(
         out,
         F.col("component").isNotNull() & (F.col("crawl_pos") != F.col("component")),
@@ -193,9 +218,9 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
                    F.lit(" (through a chain of near duplicates)")).otherwise(F.lit("")),
         ),
     )  # fmt: skip
-    return out.drop("node", "component", "_root_id", "_size", "_jaccard")
+    return out.drop("node", "component", "_root_id", "_size", "_jaccard", "_link")
 
 
 STAGE = Stage("near_dedup", ledger="near_dup", step=signature_step, corpus=near_dedup,
               enabled=lambda c: c.near_dedup.enabled, settings=signature_settings,
-              passed="no near duplicate")  # fmt: skip
+              passed="no near duplicate", links=("prior_dup",))  # fmt: skip

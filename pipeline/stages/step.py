@@ -176,6 +176,9 @@ class Stage:
     # what its corpus half reads besides its rows and config (other outputs' versions): in
     # its fingerprint, so a change reruns it
     corpus_inputs: Callable[[Config], object] | None = None
+    # ledger stages whose near-duplicate drops (reason starting "near") its corpus half takes
+    # as chain links (`links=`): an append's prior_dup, so clusters form as in one run
+    links: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ledger", self.ledger or self.name)
