@@ -358,6 +358,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     from pipeline.run.orchestrate import NoRecords, TooManyUnreadable, run
     from pipeline.run.output_lock import OutputBusy
+    from pipeline.versions import VersionConflict
 
     spark = _run_spark(cfg, args)
     try:
@@ -372,7 +373,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         return _interrupted(args, inputs)
-    except (NoRecords, TooManyUnreadable, OutputBusy) as e:
+    except (NoRecords, TooManyUnreadable, OutputBusy, VersionConflict) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # surface the first line of a task failure, not a JVM stack

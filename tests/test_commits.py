@@ -16,9 +16,9 @@ from pipeline.location import Location
 pytestmark = pytest.mark.spark
 
 
-def _frame(spark, target: Path, stray: str | None):
-    """20 rows in 2 tasks; the first task also drops a Parquet file of 5 rows at `stray`
-    under `target`, as a zombie task attempt or another writer would, mid-write."""
+def _frame(spark, target: Path, stray: str | None, stray_rows: int = 5):
+    """20 rows in 2 tasks; the first task also drops a Parquet file of `stray_rows` rows at
+    `stray` under `target`, as a zombie task attempt or another writer would, mid-write."""
     schema = "n long"
 
     def tasks(batches):
@@ -28,7 +28,7 @@ def _frame(spark, target: Path, stray: str | None):
             if stray and TaskContext.get().partitionId() == 0:
                 path = target / stray
                 path.parent.mkdir(parents=True, exist_ok=True)
-                pq.write_table(pa.table({"n": list(range(5))}), path)
+                pq.write_table(pa.table({"n": pa.array(range(stray_rows), pa.int64())}), path)
             yield b
 
     return spark.range(20).repartition(2).selectExpr("id AS n").mapInArrow(tasks, schema)
@@ -48,3 +48,13 @@ def test_another_writers_file_in_the_folder_refuses_the_commit(spark, tmp_path):
     with pytest.raises(StorageError, match="hold 25 rows where Spark wrote 20: files of another"):
         write_parquet(_frame(spark, out, "part-99999-foreign.parquet"), Location.of(out),
                       "zstd", "hadoop")  # fmt: skip
+
+
+def test_another_jobs_file_is_refused_even_when_the_rows_add_up(spark, tmp_path):
+    """A stray file of no rows, named as another Spark write job names its files: the rows
+    still add up, but a write is one job, so the commit is refused."""
+    out = tmp_path / "out"
+    other = "part-00007-0f0e0d0c-0b0a-4908-8706-050403020100-c000.zstd.parquet"
+    with pytest.raises(StorageError, match="files of 2 write jobs are there"):
+        write_parquet(_frame(spark, out, other, stray_rows=0), Location.of(out), "zstd",
+                      "hadoop")  # fmt: skip

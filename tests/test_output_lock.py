@@ -154,12 +154,14 @@ def test_a_second_cli_run_into_a_locked_output_is_refused_at_once(sample_warc, t
 
 
 @pytest.mark.spark
-def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(spark, tmp_path):
-    """Run A is frozen (SIGSTOP) as its near-dedup stage starts, past its lease; run B takes
-    the lock over and finishes; A, woken (SIGCONT), stops with one line at its next write and
-    exits non-zero: the published versions (data/, rejected/, shards/, tokens/, manifest,
-    budget), their commits, the card and every stage marker are B's, byte for byte, and
-    equal a clean run's."""
+@pytest.mark.parametrize("frozen", ["near_dedup", "documents"])
+def test_a_driver_paused_past_its_lease_writes_nothing_when_woken(spark, tmp_path, frozen):
+    """Run A is frozen (SIGSTOP) as its near-dedup stage starts, or while its documents pass
+    writes a chunk, past its lease; run B takes the lock over and finishes (B's chunk write
+    goes to a folder of its own: A's task files never join it); A, woken (SIGCONT), stops
+    with one line saying it lost its lock and exits non-zero: the published versions (data/,
+    rejected/, shards/, tokens/, manifest, budget), their commits, the card and every stage
+    marker are B's, byte for byte, and equal a clean run's."""
     import signal
     import subprocess
     import sys
@@ -191,9 +193,14 @@ def test_a_driver_paused_past_its_lease_in_near_dedup_writes_nothing_when_woken(
         )  # fmt: skip
 
     a = start("a")
-    marker = out / "_stages" / "exact_dedup" / "_STAGE.json"
+
+    def at_the_point() -> bool:
+        if frozen == "near_dedup":
+            return (out / "_stages" / "exact_dedup" / "_STAGE.json").exists()
+        return any((out / "_stages" / "documents").glob("chunk-*/w-*/_temporary"))
+
     deadline = time.monotonic() + 400
-    while not marker.exists() and a.poll() is None and time.monotonic() < deadline:
+    while not at_the_point() and a.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert a.poll() is None, (tmp_path / "a.out").read_text()[-3000:]
     os.killpg(a.pid, signal.SIGSTOP)  # the driver and its JVM, as a VM pause would

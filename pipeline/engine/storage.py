@@ -18,6 +18,7 @@ rows Spark counted (read side by side); a committer's working folders never coun
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -165,6 +166,9 @@ def _written_by_tasks(rel: str) -> bool:
     return rel.endswith(".parquet") and not any(p.startswith(("_", ".")) for p in rel.split("/"))
 
 
+# Spark's part file names carry the write job's id: part-00003-<uuid>-c000.zstd.parquet
+_JOB = re.compile(r"^part-\d+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
 # A store whose listing lags its writes shows a file later: listed again this often.
 LISTING_RETRIES = (1.0, 3.0)
 
@@ -178,6 +182,13 @@ def _committed_files(loc: Location, before: set[str], observed: int
     for wait in (*LISTING_RETRIES, None):
         new = [(f, n) for f, n in loc.sized_files()
                if f.uri not in before and _written_by_tasks(f.relative_to(loc))]  # fmt: skip
+        jobs = {m.group(1) for f, _ in new if (m := _JOB.search(f.name))}
+        if len(jobs) > 1:  # one write is one job: Spark names its files with the job's id
+            raise StorageError(
+                f"{loc}: files of {len(jobs)} write jobs are there ({', '.join(sorted(jobs))}): "
+                "another writer's are among them; nothing was committed: rerun (and make sure "
+                "no other job writes this output)"
+            )  # fmt: skip
         rows = parquet_rows([f for f, _ in new])
         listed = sum(rows)
         if listed == observed:
