@@ -130,11 +130,17 @@ def scenario(name: str, check: bool) -> dict:
         row["one_run_s"] = round(curate(inputs, whole, config)[0], 1)
         prefix = f"doc-{files - 1:04d}-"
         a, b = _decisions(out, prefix), _decisions(whole, prefix)
-        same = sum(a.get(k) == v for k, v in b.items())
-        row["new_file_decisions_equal"] = f"{same}/{len(b)}"
+        # kept or dropped (an append names a copy of an earlier document prior_dup:exact or
+        # prior_dup:near where one run says exact_dup or near_dup)
+        same = sum((a.get(k) == "kept") == (v == "kept") for k, v in b.items())
+        row["new_file_kept_or_dropped_equal"] = f"{same}/{len(b)}"
         row["new_file_differences"] = sorted(
-            f"{k}: append {a.get(k)} / one run {v}" for k, v in b.items() if a.get(k) != v
+            f"{k}: append {a.get(k)} / one run {v}"
+            for k, v in b.items()
+            if (a.get(k) == "kept") != (v == "kept")
         )[:10]
+        row["new_file_kept"] = {"append": sum(v == "kept" for v in a.values()),
+                                "one_run": sum(v == "kept" for v in b.values())}  # fmt: skip
     return row
 
 

@@ -167,7 +167,9 @@ def test_killed_driver_resumes_from_completed_stages(spark, base_cfg, corpus, re
     assert _shard_bytes(out) == _shard_bytes(reference)
 
 
-@pytest.mark.parametrize("point", ["kept", "publish"])
+# (killed once the kept rows' write began: the same first-rerun success, measured; left out
+# of the suite, where test_chunks' kill inside a chunk's write covers a stage's own folder)
+@pytest.mark.parametrize("point", ["publish"])
 def test_killed_in_the_corpus_half_resumes_at_the_first_rerun(
     spark, base_cfg, corpus, reference, tmp_path, point
 ):
