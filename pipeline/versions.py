@@ -79,7 +79,7 @@ def committed(out: Location | str) -> list[int]:
 @dataclass(frozen=True)
 class Version:
     number: int
-    dir: Location  # DIR/versions/NNNNNNNNNNNN
+    dir: Location  # DIR/versions/<its writer's folder>
     record: dict  # its commit record
 
     @property
@@ -105,11 +105,6 @@ def locate(vdir: Location, sub: str, entry: dict) -> Location:
     else:  # its folder; a version's number before folders were named by writers
         home = vdir.parent / str(entry.get("dir") or name(int(entry["version"])))
     return home / sub / entry["file"]
-
-
-def referenced(record: dict) -> set[int]:
-    """The earlier versions whose files a commit lists (kept while it is)."""
-    return {int(n) for n in record.get("references", [])}
 
 
 class Undecodable(ValueError):

@@ -37,9 +37,13 @@ WRONG = [
     ("scan.warc.gz", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "Portable Document Format"),
     ("logo.warc.gz", b"\x89PNG\r\n\x1a\n" + bytes(64), "Portable Network Graphics"),
     ("empty.warc.gz", b"", "an empty file"),
-    ("empty2.warc.gz", gzip.compress(b""), "an empty gzip file"),
-    ("rows.warc.gz", gzip.compress(b'{"id": 1, "text": "x"}\n'), "gzip-compressed JSON lines"),
-    ("docs.jsonl", gzip.compress(b"WARC/1.0\r\nWARC-Type: response\r\n"), "WARC records"),
+    ("empty2.warc.gz", gzip.compress(b"", mtime=0), "an empty gzip file"),
+    (
+        "rows.warc.gz",
+        gzip.compress(b'{"id": 1, "text": "x"}\n', mtime=0),
+        "gzip-compressed JSON lines",
+    ),
+    ("docs.jsonl", gzip.compress(b"WARC/1.0\r\nWARC-Type: response\r\n", mtime=0), "WARC records"),
     ("docs.parquet", b'{"id": 1}\n', "JSON lines"),
 ]
 
