@@ -90,7 +90,8 @@ def chromium() -> str:
 LONGEST_FIRST = ("test_s3_spark.py", "test_pipeline_spark.py", "test_chunks.py",
                  "test_cluster.py", "test_reliability_spark.py", "test_output_lock.py",
                  "test_cli.py", "test_environment_failures.py", "test_locations.py",
-                 "test_serve.py", "test_append.py")  # fmt: skip
+                 "test_serve.py", "test_append.py", "test_append_property.py",
+                 "test_published_versions.py")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,6 +1,7 @@
 """Decoding + extraction on single records, no Spark."""
 
 import gzip
+import sys
 from pathlib import Path
 
 from pipeline.config import ExtractConf, ReadConf
@@ -53,7 +54,12 @@ def test_navigation_only_page_is_extract_empty_with_fineweb_settings():
     assert out["reject_reason"] is None and len(out["text"].split()) < 20
 
 
-def test_timeout_goes_to_ledger():
+def test_timeout_goes_to_ledger(monkeypatch):
+    # The bound's timer repeats until its exception escapes; one that lands inside a finalizer
+    # is "ignored" by the interpreter, which hands it to sys.unraisablehook, where the next
+    # tick can land too: pytest's hook then fails the test at random (seen once in a suite
+    # run). The interpreter's own reporting is what a run gets: the test keeps to it.
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: None)
     slow = ExtractConf(strategy="single", timeout_s=0.0005)
     big = page(ARTICLE_RIVER * 200, "Rivers").encode()
     out = process_record(candidate(big), slow, _read(10**8))
