@@ -77,7 +77,7 @@ cluster-down:
 # test's driver often waits on its JVM or a subprocess; each process shares one SparkSession.
 TEST_WORKERS ?= 2
 test: setup $(TOOLS)
-	@echo "test: about 15 minutes on 2 cores ($(TEST_WORKERS) test processes)"
+	@echo "test: about 22 minutes on 2 cores ($(TEST_WORKERS) test processes)"
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # pyspark 3.5 (EMR 7, Dataproc 2.x) beside the lock's 4.x, and bare-node clusters of each
