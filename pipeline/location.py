@@ -172,6 +172,14 @@ class Location:
     def size(self) -> int:
         return int(self._info().size)
 
+    def mtime(self) -> float:
+        """When this file was last written (seconds since the epoch); FileNotFoundError if
+        it is not there."""
+        mtime_ns = self._info().mtime_ns
+        if mtime_ns is None:
+            raise FileNotFoundError(self.uri)
+        return mtime_ns / 1e9
+
     def mkdir(self) -> None:
         """A folder (object stores have none: a no-op there)."""
         filesystem, path = self.fs()

@@ -122,11 +122,11 @@ def cut_chunks(
     return chunks
 
 
-def settled_chunks(root: Location, files: Sequence[str]) -> list[Chunk]:
+def settled_chunks(root: Location, files: Sequence[str]) -> tuple[list[Chunk], dict[str, dict]]:
     """The committed chunks that still hold the first of `files`, in order (each marker's
-    `files_read`): they stay as they are when inputs are added, the last one too, so an
-    append's documents pass runs its new inputs only, and a committed chunk's fingerprint
-    changes only with its own files or the per-document settings."""
+    `files_read`), and their markers: they stay as they are when inputs are added, the last
+    one too, so an append's documents pass runs its new inputs only, and a committed chunk's
+    fingerprint changes only with its own files or the per-document settings."""
     names = sorted(n for n in root.names() if n.startswith("chunk-"))
     with ThreadPoolExecutor(min(16, max(1, len(names)))) as pool:
         markers = list(pool.map(lambda n: read_marker(root / n), names))
@@ -140,7 +140,7 @@ def settled_chunks(root: Location, files: Sequence[str]) -> list[Chunk]:
             break
         out.append(Chunk(i, pos, held))
         pos += len(held)
-    return out
+    return out, {c.name: m for c, m in zip(out, markers, strict=False)}
 
 
 CHUNKING = "_CHUNKING.json"
@@ -332,7 +332,7 @@ def documents_pass(
         (root / CHUNKING).delete()
     cores = capacity(spark, cfg.chunks.cores).cores
     per_chunk = chunk_bytes(cfg, cores, root)
-    settled = [] if force else settled_chunks(root, files)
+    settled, markers = ([], {}) if force else settled_chunks(root, files)
     done = sum(len(c.files) for c in settled)
     chunks = settled + [  # the inputs past the committed chunks: new chunks after them
         Chunk(len(settled) + c.index, done + c.first, c.files)
@@ -352,7 +352,7 @@ def documents_pass(
             guard()
         path = root / chunk.name
         fp_x = extraction_fingerprint(chunk, cfg, version, stamps)
-        marker = None if force else read_marker(path)
+        marker = None if force else markers.get(chunk.name) or read_marker(path)
         t0 = time.perf_counter()
         progress.begin(chunk)
         unopened = marker.get("unopened", []) if marker else []

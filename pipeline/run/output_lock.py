@@ -89,12 +89,7 @@ class LockFiles:
         f.delete()
 
     def mtime(self, f: Location) -> float:
-        """When `f` was last written (seconds since the epoch)."""
-        filesystem, path = f.fs()
-        info = filesystem.get_file_info(path)
-        if info.mtime_ns is None:
-            raise FileNotFoundError(f.uri)
-        return info.mtime_ns / 1e9
+        return f.mtime()
 
 
 class Unlocked(LockFiles):
@@ -294,12 +289,9 @@ def hold(out: Location | str, lease_seconds: float = 300.0,
     ticker.start()
     try:
         yield lease
-    except BaseException:
+    finally:
         stop.set()
         ticker.join(timeout=5)
-        lease.release()
-        raise
-    stop.set()
-    ticker.join(timeout=5)
-    if not lease.release():  # the block ended, but the lock was another run's by then
+        released = lease.release()
+    if not released:  # the block ended (no error), but the lock was another run's by then
         raise OutputBusy(lease.lost or f"--output {out}: this run's lock was taken over")

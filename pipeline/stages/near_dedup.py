@@ -23,7 +23,7 @@ from __future__ import annotations
 from functools import partial, reduce
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.config import Config
@@ -129,8 +129,7 @@ def bucket_edges(sigs: DataFrame, c, n_perm: int) -> tuple[DataFrame, DataFrame]
     small = F.col("n") <= c.all_pairs
     others = members.where(small).select("band", "key", F.col("crawl_pos").alias("o"))
     pairs_small = failed.where(small).join(others, ["band", "key"])
-    h = F.pmod(F.xxhash64("crawl_pos"), F.lit(1 << 31))
-    picked = h < F.lit(float(1 << 31)) * F.lit(c.anchors) / F.col("n")
+    picked = is_anchor(F.col("crawl_pos"), F.col("n"), c.anchors)
     anchors = members.where(~small & picked).select("band", "key", F.col("crawl_pos").alias("o"))
     pairs_large = failed.where(~small).join(anchors, ["band", "key"])
     failed_anchors = failed.where(~small & picked).select("band", "key", "crawl_pos")
@@ -146,6 +145,13 @@ def bucket_edges(sigs: DataFrame, c, n_perm: int) -> tuple[DataFrame, DataFrame]
     )  # fmt: skip
     edges = first.unionByName(_verify(second, sigs, c.threshold, n_perm))
     return edges, star.unionByName(second)
+
+
+def is_anchor(pos: Column, n: Column, anchors: int) -> Column:
+    """Whether the document at crawl position `pos` is one of the ~`anchors` members of a
+    bucket of `n` drawn by hash: the same documents in every band and every run."""
+    h = F.pmod(F.xxhash64(pos), F.lit(1 << 31))
+    return h < F.lit(float(1 << 31)) * F.lit(anchors) / n
 
 
 def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,

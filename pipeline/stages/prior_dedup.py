@@ -43,7 +43,7 @@ from pipeline.config import Config, ConfigError
 from pipeline.engine.storage import read_parquet
 from pipeline.stages.dedup_components import cut_lineage
 from pipeline.stages.exact_dedup import mark_rejected
-from pipeline.stages.near_dedup import _agreement, signature_settings
+from pipeline.stages.near_dedup import _agreement, is_anchor, signature_settings
 from pipeline.stages.step import Stage
 
 INDEX = "index"  # versions/N/index/*.parquet
@@ -158,8 +158,7 @@ def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
             touched = cut_lineage(touched)
         stats = touched.groupBy("band", "key").agg(F.min("_rep").alias("_first"),
                                                    F.count("*").alias("_n"))  # fmt: skip
-        h = F.pmod(F.xxhash64("_rep.crawl_pos"), F.lit(1 << 31))
-        anchor = h < F.lit(float(1 << 31)) * F.lit(c.anchors) / F.col("_n")
+        anchor = is_anchor(F.col("_rep.crawl_pos"), F.col("_n"), c.anchors)
         compared = (F.col("_rep") == F.col("_first")) | (
             (F.col("_n") <= F.lit(c.all_pairs)) | anchor if c.verify and c.all_pairs > 0
             else F.lit(False))  # fmt: skip
