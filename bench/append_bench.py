@@ -37,7 +37,7 @@ RUN = """
 import json, sys, time
 from pathlib import Path
 from pyspark.sql import functions as F
-from pipeline import versions
+from pipeline.outputs.publish import versions
 from pipeline.config import load_config
 from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine.spark import get_spark

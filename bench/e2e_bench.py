@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 import psutil
-import pyarrow.parquet as pq
 import yaml
 
 from pipeline.config import load_config
@@ -47,7 +46,7 @@ from pipeline.examples.corpus import (
     with_duplicates,
     write_pages_warc,
 )
-from pipeline.versions import published_path
+from pipeline.outputs.publish.versions import published_path, read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
@@ -150,10 +149,10 @@ def floor_seconds(warcs: list[Path], cfg) -> tuple[float, int]:
 
 def ours_outcome(out: Path) -> tuple[list[str], dict[str, str]]:
     kept = [
-        r["url"] for r in pq.read_table(published_path(out) / "data", columns=["url"]).to_pylist()
+        r["url"] for r in read_rows(out, "data", ["url"])
     ]
     why = {r["url"]: f"{r['stage']}:{r['reason']}"
-           for r in pq.read_table(published_path(out) / "rejected").to_pylist()}  # fmt: skip
+           for r in read_rows(out, "rejected")}  # fmt: skip
     return kept, why
 
 

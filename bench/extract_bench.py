@@ -33,7 +33,7 @@ from warcio.warcwriter import WARCWriter
 from pipeline.config import ExtractConf, load_config
 from pipeline.document.extract import process_record
 from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
-from pipeline.versions import published_path
+from pipeline.outputs.publish.versions import read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
@@ -145,11 +145,8 @@ def main() -> int:
         spark_times.append(time.perf_counter() - t)
         print(f"round {i + 1}: loop {dt:.1f} s, local[2] {spark_times[-1]:.1f} s")
         if i == 0:
-            import pyarrow.parquet as pq
 
-            for d in pq.read_table(
-                published_path(out) / "data", columns=["url", "text"]
-            ).to_pylist():
+            for d in read_rows(out, "data", ["url", "text"]):
                 spark_texts[d["url"]] = d["text"]
     spark.stop()
 

@@ -23,7 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from pss import PeakPss  # noqa: E402
 
-from pipeline.versions import published_path  # noqa: E402
+from pipeline.outputs.publish.versions import read_rows  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "jvm_heap"
 WARCS = sorted((ROOT / "bench" / "work" / "e2e" / "warc").glob("*.warc.gz"))
@@ -64,7 +63,7 @@ def run(name: str, opts: str) -> dict:
     if proc.returncode:
         raise RuntimeError(f"{name}: curate failed ({proc.returncode})")
     kept = sorted(
-        r["id"] for r in pq.read_table(published_path(out) / "data", columns=["id"]).to_pylist()
+        r["id"] for r in read_rows(out, "data", ["id"])
     )
     return {"seconds": round(wall, 2), "peak_pss_mib": peaks,
             "peak_total_mib": sum(peaks.values()), "kept": kept}  # fmt: skip

@@ -52,8 +52,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from pipeline.config import load_config
     from pipeline.examples.sample import write_sample_warc
+    from pipeline.outputs.publish.versions import published_path
     from pipeline.outputs.tokens.shards import TokenShards
-    from pipeline.versions import published_path
 
     WORK.mkdir(parents=True, exist_ok=True)
     inputs = args.input

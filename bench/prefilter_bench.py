@@ -24,7 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +33,7 @@ from pipeline.config import load_config  # noqa: E402
 from pipeline.document.extract import extract_text  # noqa: E402
 from pipeline.document.langid import cheap_view, load_fasttext, predict_languages  # noqa: E402
 from pipeline.examples.corpus import folder_pages, with_duplicates, write_pages_warc  # noqa: E402
-from pipeline.versions import published_path  # noqa: E402
+from pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "prefilter"
 THRESHOLDS = (0.5, 0.65, 0.8, 0.9, 0.95)
@@ -93,7 +92,7 @@ def runs(pages, cfg, rounds: int) -> dict:
             walls[side].append(time.perf_counter() - t0)
             kept[side] = {
                 d["id"]
-                for d in pq.read_table(published_path(out) / "data", columns=["id"]).to_pylist()
+                for d in read_rows(out, "data", ["id"])
             }
             counts[side] = json.loads((published_path(out) / "manifest.json").read_text())["counts"]
             print(f"round {r + 1} prefilter {side:3}: {walls[side][-1]:.1f} s, "

@@ -31,7 +31,6 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +40,7 @@ from pss import PeakPss  # noqa: E402
 
 from pipeline.config import load_config  # noqa: E402
 from pipeline.examples.corpus import Page, small_edit, with_duplicates, write_pages_warc  # noqa: E402
-from pipeline.versions import published_path  # noqa: E402
+from pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
 WORK = ROOT / "bench" / "work" / "scale"
@@ -115,10 +114,10 @@ def published(out: Path) -> dict:
              for sub in ("shards", "tokens") for p in sorted((out / sub).iterdir())}  # fmt: skip
     return {
         "data": sorted(
-            pq.read_table(published_path(out) / "data").to_pylist(), key=lambda d: d["id"]
+            read_rows(out, "data"), key=lambda d: d["id"]
         ),
         "ledger": sorted(
-            pq.read_table(published_path(out) / "rejected").to_pylist(),
+            read_rows(out, "rejected"),
             key=lambda r: (r["doc_id"], r["stage"]),
         ),  # fmt: skip
         "counts": m["counts"],

@@ -27,15 +27,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.examples.corpus import Page, write_pages_warc  # noqa: E402
+from pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
 from pipeline.run import sizing  # noqa: E402
-from pipeline.versions import published_path  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 WORK = ROOT / "bench" / "work" / "sizing"
@@ -73,7 +72,7 @@ def main() -> None:
     subprocess.run([str(ROOT / ".venv" / "bin" / "curate"), "run", "--config", str(config),
                     "--input", *inputs, "--output", str(out)], check=True, cwd=ROOT)  # fmt: skip
     manifest = json.loads((published_path(out) / "manifest.json").read_text())
-    data = pq.read_table(published_path(out) / "data", columns=["text"]).column("text").to_pylist()
+    data = [r["text"] for r in read_rows(out, "data", ["text"])]
     text_bytes = sum(len(t.encode()) for t in data)
     ledger_rows = sum(manifest["counts"]["rejected"].values())
     store = _bytes(out / "_stages" / "documents")
@@ -84,8 +83,8 @@ def main() -> None:
             "records": manifest["counts"]["read"],
             "kept": manifest["counts"]["kept"],
         },  # fmt: skip
-        "data_bytes_per_text_byte": round(_bytes(published_path(out) / "data") / text_bytes, 3),
-        "ledger_row_bytes": round(_bytes(published_path(out) / "rejected") / ledger_rows, 1),
+        "data_bytes_per_text_byte": round(sum(files["data"]) / text_bytes, 3),
+        "ledger_row_bytes": round(sum(files["rejected"]) / ledger_rows, 1),
         "store_bytes_per_record": round(store / manifest["counts"]["read"], 1),
         "file_bytes_target": target,
         "file_bytes": files,

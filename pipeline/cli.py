@@ -216,7 +216,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _versions(args: argparse.Namespace) -> int:
-    from pipeline import versions
+    from pipeline.outputs.publish import versions
 
     try:
         now = versions.current(args.dir)
@@ -245,8 +245,8 @@ def _tokens(args: argparse.Namespace) -> int:
     from pipeline.document.tokenizer import Tokenizer
     from pipeline.engine.models import resolve
     from pipeline.location import Location
+    from pipeline.outputs.publish.versions import NoVersion, published_dir
     from pipeline.outputs.tokens.shards import TokenShards
-    from pipeline.versions import NoVersion, published_dir
 
     d = Location.of(args.dir)
     try:
@@ -356,9 +356,9 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
+    from pipeline.outputs.publish.versions import VersionConflict
     from pipeline.run.orchestrate import NoRecords, TooManyUnreadable, run
     from pipeline.run.output_lock import OutputBusy
-    from pipeline.versions import VersionConflict
 
     spark = _run_spark(cfg, args)
     try:
@@ -451,7 +451,7 @@ def _listen(explorer, args: argparse.Namespace):
 
 def _explore(args: argparse.Namespace) -> int:
     from pipeline.outputs.explore.server import Explorer
-    from pipeline.versions import NoVersion, published_dir
+    from pipeline.outputs.publish.versions import NoVersion, published_dir
 
     try:
         published_dir(args.dir)
@@ -545,7 +545,7 @@ def _interrupted(args: argparse.Namespace, inputs: list[str]) -> int:
 def _appended(output: str | None, files: list[str]) -> dict | None:
     """The current version of `output` that a run over `files` would append to: its inputs
     are the first of `files` (a run checks their sizes and settings too: run/increment.py)."""
-    from pipeline import versions
+    from pipeline.outputs.publish import versions
 
     if not output:
         return None
@@ -603,8 +603,8 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"wrote {n} records to {args.output}")
         return 0
     if args.command == "report":
+        from pipeline.outputs.publish.versions import NoVersion, published_dir
         from pipeline.outputs.report import write_report
-        from pipeline.versions import NoVersion, published_dir
 
         try:
             published_dir(args.dir)

@@ -8,12 +8,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from pipeline.location import Location
-from pipeline.versions import current, current_dir
+from pipeline.outputs.publish.versions import current, current_dir
 
 
 def published(out: Path | str | Location) -> Path | Location:
-    """DIR/versions/N of the newest committed version (pipeline/versions.py): a Path for a
-    local output given as a path, a Location for one given as a Location."""
+    """DIR/versions/F of the newest committed version (outputs/publish/versions.py): a Path
+    for a local output given as a path, a Location for one given as a Location."""
     found = current_dir(out)
     return found if isinstance(out, Location) else Path(found.uri)
 

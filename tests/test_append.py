@@ -14,18 +14,21 @@ from pathlib import Path
 import pytest
 from run_outputs import run_outputs, version_rows
 
-from pipeline import versions
 from pipeline.cli import main
 from pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
+from pipeline.outputs.publish import versions
 from pipeline.outputs.tokens.shards import TokenShards
 
 pytestmark = pytest.mark.spark
 
 
 def _digests(folder) -> dict[str, str]:
-    """Every file under a version folder, by relative path: its bytes' hash."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    """Every file of a writer's folder (versions/F and its tables' data/F, rejected/F,
+    index/F), by relative path: its bytes' hash."""
+    out = folder.parent.parent
+    places = [folder, *(out / t / folder.name for t in versions.TABLES)]
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for place in places for p in sorted(place.rglob("*")) if p.is_file()}  # fmt: skip
 
 
 def _pages(n: int, seed: int, host: str) -> list[Page]:
@@ -79,8 +82,14 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, caps
     capsys.readouterr()
     assert main(["versions", str(tmp_path / "grown"), "--files", "data"]) == 0
     assert capsys.readouterr().out.split() == [f.uri for f in now.files("data")]
-    card = (tmp_path / "grown" / "README.md").read_text()
-    assert f"{first['path']}/data/**/*.parquet" in card
+    # the card names every folder the appended version lists, read back by huggingface_hub
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard.load(tmp_path / "grown" / "README.md")
+    default = next(c for c in card.data.configs if c["config_name"] == "default")
+    assert default["data_files"][0]["path"] == [
+        f"data/{now.dir.name}/**/*.parquet", f"data/{Path(first['path']).name}/**/*.parquet"]
+    assert card.data.license == "odc-by" and card.data.size_categories == ["n<1K"]
 
 
 def test_appended_copies_are_dropped_naming_the_earlier_document(spark, cfg, tmp_path):
@@ -133,7 +142,7 @@ def test_appended_copies_are_dropped_naming_the_earlier_document(spark, cfg, tmp
     # keep_versions 2: the first version's commit is gone, its files stay while listed
     assert versions.committed(out) == [second["version"], third["version"]]
     assert {f.uri for f in now.files("data")} <= {
-        str(p) for p in (out / versions.VERSIONS).rglob("*.parquet")}  # fmt: skip
+        str(p) for p in (out / "data").rglob("*.parquet")}  # fmt: skip
     rows = version_rows(out, "data", ["id"])
     assert len(rows) == len({r["id"] for r in rows}) == third["counts"]["kept"]
     assert third["counts"]["read"] == second["counts"]["read"] + third["increment"]["counts"][

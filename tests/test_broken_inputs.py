@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import version_rows
 
 from pipeline.config import SourceRule
 from pipeline.document.extract import process_record
@@ -112,8 +112,8 @@ def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
     manifest = run(bcfg, [c.path for c in cases], out, spark)
     c = manifest["counts"]
     assert c["read"] == c["kept"] + sum(c["rejected"].values())
-    ledger = pq.read_table(published(out) / "rejected").to_pylist()
-    data = pq.read_table(published(out) / "data").to_pylist()
+    ledger = version_rows(out, "rejected")
+    data = version_rows(out, "data")
     assert c["kept"] == len(data) and sum(c["rejected"].values()) == len(ledger)
     reasons: dict[str, set[str]] = defaultdict(set)
     for r in ledger:
@@ -147,8 +147,11 @@ _OUTPUT_NAME = re.compile(
     r"(README\.md|\.curate\.lock(/\d{12}\.json)?|quality_percentiles\.json"
     r"|_versions(/\d{12}\.json)?|versions(/\d{12})?"
     r"|(versions/\d{12}/)?(manifest\.json|report\.(html|json)|budget\.json)"
-    r"|((versions/\d{12}/)?(data|rejected|shards|tokens|index)|_stages(/[a-z_]+)?(/chunk-\d{5})?(/w-[0-9a-f]{12})?)"
-    r"(/(lang=[A-Za-z_]+|dgrp=\d+))?"
+    r"|(versions/\d{12}/)?delta\.json"
+    r"|(data|rejected)/_delta_log(/\d{20}\.json|/_last_checkpoint|/\d{20}\.checkpoint\.parquet)?"
+    r"|((versions/\d{12}/)?(shards|tokens)|(data|rejected|index)(/\d{12})?"
+    r"|_stages(/[a-z_]+)?(/chunk-\d{5})?(/w-[0-9a-f]{12})?)"
+    r"(/([a-z]{2,3}(_[A-Z][a-z]{3})?|und|dgrp=\d+))?"
     r"(/(_SUCCESS|\._SUCCESS\.crc|_STAGE\.json|_CHUNKING\.json|index\.json|run\.json"
     r"|shard-\d+\.(parquet|bin|idx)"
     r"|\.?part-\d+-[0-9a-f-]{36}[.-]c000(\.[a-z]+)?\.parquet(\.crc)?))?)"

@@ -12,10 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 import yaml
-from run_outputs import published
+from run_outputs import published, version_rows
 
 from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 from pipeline.run.chunks import cut_chunks
@@ -69,9 +68,9 @@ def _run(spark, cfg, inputs, out: Path) -> dict:
 def _content(out: Path) -> dict:
     manifest = json.loads((published(out) / "manifest.json").read_text())
     return {
-        "data": sorted(pq.read_table(published(out) / "data").to_pylist(), key=lambda d: d["id"]),
+        "data": sorted(version_rows(out, "data"), key=lambda d: d["id"]),
         "ledger": sorted(
-            pq.read_table(published(out) / "rejected").to_pylist(),
+            version_rows(out, "rejected"),
             key=lambda r: (r["doc_id"], r["stage"]),
         ),  # fmt: skip
         "counts": manifest["counts"],

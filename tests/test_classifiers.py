@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import published, version_rows
 
 from pipeline.config import ClassifierConf, QualityGroup
 from pipeline.document.quality.buckets import bucket, ensemble, percentiles
@@ -263,7 +263,7 @@ def test_registry_on_spark_scores_buckets_and_weights_the_mixture(spark, cfg, sa
     out = tmp_path / "run"
     m = run(c, [str(sample_warc)], out, spark)
     assert [x["name"] for x in m["quality_model"]["classifiers"]] == ["dclm", "edu", "edu_onnx"]
-    data = pq.read_table(published(out) / "data").to_pylist()
+    data = version_rows(out, "data")
     english = [d for d in data if d["lang"] == "en"]
     assert english
     ft = fasttext.load_model(str(models["dclm"]))

@@ -12,9 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import published, version_rows
 
 from pipeline.engine.cluster import cluster_down, cluster_up
 
@@ -35,11 +34,11 @@ def cluster(tmp_path_factory):
 def _outputs(out: Path):
     data = sorted(
         (d["id"], d["text"], d["url"], d["source"], d["lang"])
-        for d in pq.read_table(published(out) / "data").to_pylist()
+        for d in version_rows(out, "data")
     )
     ledger = sorted(
         (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")
-        for r in pq.read_table(published(out) / "rejected").to_pylist()
+        for r in version_rows(out, "rejected")
     )
     return data, ledger, json.loads((published(out) / "manifest.json").read_text())["counts"]
 

@@ -10,7 +10,7 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import version_rows
 
 from pipeline.config import ConfigError, DecontaminationConf, EvalSet
 from pipeline.document.text.decontamination import EvalSetError, build_index, check, read_items
@@ -168,7 +168,7 @@ def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(
     from pipeline.run.orchestrate import run
 
     base_out, base = sample_run
-    kept = pq.read_table(published(base_out) / "data").to_pylist()
+    kept = version_rows(base_out, "data")
     # an evaluation item lifted from one kept page: that page (and its copies) must go
     victim = sorted(kept, key=lambda d: d["id"])[0]
     item = " ".join(victim["text"].split()[:20])
@@ -178,7 +178,7 @@ def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(
         enabled=True, sets=[EvalSet(name="lifted", path=str(tmp_path / "lines.txt"))]
     )
     m = run(c, [str(sample_warc)], tmp_path / "out", spark)
-    ledger = pq.read_table(published(tmp_path / "out") / "rejected").to_pylist()
+    ledger = version_rows(tmp_path / "out", "rejected")
     hits = [r for r in ledger if r["stage"] == "decont"]
     assert victim["url"] in {r["url"] for r in hits}
     assert all(r["reason"] == "lifted" and r["detail"].startswith("item line 2: ") for r in hits)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import published, version_rows
 
 from pipeline.outputs.explore.server import Explorer, start
 
@@ -39,7 +39,7 @@ def get(url: str, headers: dict | None = None) -> tuple[int, dict, dict]:
 
 
 def _ledger(out: Path) -> list[dict]:
-    return pq.read_table(published(out) / "rejected").to_pylist()
+    return version_rows(out, "rejected")
 
 
 def _documents(out: Path) -> dict[int, dict]:
@@ -57,7 +57,7 @@ def test_every_reason_lists_exactly_its_ledger_rows(served, demo_run):
         _, _, page = get(f"{served}/api/documents?verdict={verdict}&size=200")
         assert page["total"] == sum(f"{r['stage']}:{r['reason']}" == verdict for r in ledger)
         assert {r["url"] for r in page["rows"]} == urls, verdict
-    kept = pq.read_table(published(demo_run) / "data").to_pylist()
+    kept = version_rows(demo_run, "data")
     _, _, page = get(f"{served}/api/documents?verdict=kept")
     assert sorted(r["url"] for r in page["rows"]) == sorted(r["url"] for r in kept)
     _, _, everything = get(f"{served}/api/documents?size=1")
@@ -67,7 +67,7 @@ def test_every_reason_lists_exactly_its_ledger_rows(served, demo_run):
 
 def test_a_document_shows_its_text_verdict_and_page(served, demo_run):
     docs = _documents(demo_run)
-    kept = pq.read_table(published(demo_run) / "data").to_pylist()
+    kept = version_rows(demo_run, "data")
     pos = kept[0]["metadata"]["crawl_pos"]
     _, _, doc = get(f"{served}/api/document?pos={pos}&page_text=1")
     assert doc["verdict"] == "kept" and doc["text"] == docs[pos]["text"] == kept[0]["text"]
@@ -108,7 +108,7 @@ def test_a_document_shows_each_rule_with_its_value_limit_and_verdict(served, dem
             assert row["breaks_when"] == f"{c.stat} {c.op} {c.limit:g}"
             value = docs[r["crawl_pos"]][f"{name.split('.')[0]}_stats"][c.stat]
             assert c.broken_by(value) and row["value"] != "—"
-    kept = pq.read_table(published(demo_run) / "data").to_pylist()
+    kept = version_rows(demo_run, "data")
     _, _, d = get(f"{served}/api/document?pos={kept[0]['metadata']['crawl_pos']}")
     assert d["checks"] and all(c["verdict"] == "passes" for c in d["checks"])
     assert all(c["value"] is not None for c in d["checks"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import published, version_rows
 
 from pipeline.config import Config
 from pipeline.document.tokenizer import Tokenizer
@@ -97,7 +97,7 @@ def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_p
     out = tmp_path / "mix"
     m = run(c, [str(sample_warc)], out, spark)
     budget = json.loads((published(out) / "budget.json").read_text())
-    data = pq.read_table(published(out) / "data").to_pylist()
+    data = version_rows(out, "data")
     assert {d["source"] for d in data} == {"rivers", "web"}
     assert budget["mode"] == "natural" and set(budget["sources"]) == {"rivers", "web"}
     assert budget["total_tokens"] == sum(d["metadata"]["n_tokens"] for d in data)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import version_rows
 
 from pipeline.config import PiiConf
 from pipeline.document.text.pii import redact
@@ -108,7 +107,7 @@ def test_the_stage_runs_before_tokens_and_counts_in_the_manifest(spark, cfg, sam
     c = cfg.model_copy(deep=True)
     c.pii.enabled = True
     m = run(c, [str(sample_warc)], tmp_path / "out", spark)
-    data = pq.read_table(published(tmp_path / "out") / "data").to_pylist()
+    data = version_rows(tmp_path / "out", "data")
     assert data and all("pii_emails" in d["metadata"] for d in data)
     emails = sum(d["metadata"]["pii_emails"] for d in data)
     assert m["pii"].get("emails_replaced", 0) == emails

@@ -8,7 +8,7 @@ from functools import partial
 
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import published, version_rows
 from warcio.archiveiterator import ArchiveIterator
 
 from pipeline.run.orchestrate import run
@@ -23,8 +23,8 @@ def _records_in(path) -> int:
 
 
 def _outputs(out):
-    data = pq.read_table(published(out) / "data").to_pylist()
-    ledger = pq.read_table(published(out) / "rejected").to_pylist()
+    data = version_rows(out, "data")
+    ledger = version_rows(out, "rejected")
     manifest = json.loads((published(out) / "manifest.json").read_text())
     return data, ledger, manifest
 
@@ -203,19 +203,20 @@ def test_route_by_language(spark, cfg, sample_warc, tmp_path):
     out = tmp_path / "routed"
     m = run(c, [str(sample_warc)], out, spark)
     assert m["counts"]["kept"] == 4 and not any(k.startswith("lang:") for k in m["counts"])
-    assert sorted(p.name for p in (published(out) / "data").iterdir() if p.is_dir()) == [
-        "lang=en",
-        "lang=ru",
-        "lang=zh",
-    ]
-    ru = pq.read_table(published(out) / "data" / "lang=ru").to_pylist()
+    # one plain folder per language (FineWeb-2's layout); each file keeps its `lang` column
+    files = {f["file"].split("/")[1]: f["file"] for f in m["files"]["data"]}
+    assert sorted(files) == ["en", "ru", "zh"]
+    rows = version_rows(out, "data")
+    ru = [d for d in rows if d["lang"] == "ru"]
     assert [d["url"] for d in ru] == ["https://reki.example.ru/dolina"]
-    zh = pq.read_table(published(out) / "data" / "lang=zh").to_pylist()
+    zh = [d for d in rows if d["lang"] == "zh"]
     assert [d["url"] for d in zh] == ["https://heliu.example.cn/shangu"]
+    for lang, f in files.items():  # the folder names the rows' language, the rows keep it
+        assert set(pq.read_table(out / "data" / f).column("lang").to_pylist()) == {lang}
     # files: about one per output partition in all, not one per language per partition
     c.output.data_files = 2
-    run(c, [str(sample_warc)], out, spark)
-    files = list((published(out) / "data").rglob("*.parquet"))
+    m = run(c, [str(sample_warc)], out, spark)
+    files = m["files"]["data"]
     assert len(files) <= 2 + 3 - 1, files  # 2 ranges, each boundary may split one language
 
 

@@ -79,7 +79,7 @@ def test_the_plan_of_adding_1_percent_to_an_output(snapshot, tmp_path, capsys):
     of the added files alone, and the scan of the earlier documents' dedup index."""
     import json
 
-    from pipeline import versions
+    from pipeline.outputs.publish import versions
     from pipeline.run import sizing
 
     out = tmp_path / "out"

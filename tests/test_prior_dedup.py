@@ -9,7 +9,7 @@ import random
 
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import published, version_rows
 
 from pipeline.config import ConfigError
 from pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
@@ -31,9 +31,8 @@ def earlier(spark, cfg, tmp_path_factory):
 
 def test_each_version_publishes_its_dedup_index(earlier):
     root, _, m = earlier
-    v = published(root / "A")
-    index = pq.read_table(v / "index").to_pylist()
-    kept = pq.read_table(v / "data", columns=["id"])["id"].to_pylist()
+    index = version_rows(root / "A", "index")
+    kept = [r["id"] for r in version_rows(root / "A", "data", ["id"])]
     assert sorted(r["doc_id"] for r in index) == sorted(kept) and len(kept) == m["counts"]["kept"]
     assert all(r["exact_key"] and len(r["minhash"]) == 112 and len(r["bands"]) == 14
                for r in index)  # fmt: skip
@@ -50,7 +49,7 @@ def test_a_later_run_drops_what_the_earlier_output_kept(earlier, spark, cfg):
 
     root, pages, m = earlier
     a_dir = published(root / "A")
-    a_kept = {r["url"]: r["id"] for r in pq.read_table(a_dir / "data").to_pylist()}
+    a_kept = {r["url"]: r["id"] for r in version_rows(root / "A", "data")}
     originals = [p for p in pages if p.url in a_kept][:16]
     rng = random.Random(5)
     exact = [Page(f"https://mirror.example.net/{i}", p.html) for i, p in enumerate(originals[:8])]
@@ -64,8 +63,7 @@ def test_a_later_run_drops_what_the_earlier_output_kept(earlier, spark, cfg):
     c = cfg.model_copy(deep=True)
     c.dedup.against = [str(root / "A")]
     mb = run(c, [str(root / "b.warc.gz")], root / "B", spark)
-    b_dir = published(root / "B")
-    ledger = {r["url"]: r for r in pq.read_table(b_dir / "rejected").to_pylist()}
+    ledger = {r["url"]: r for r in version_rows(root / "B", "rejected")}
     for copy, original in zip(exact, originals[:8], strict=True):
         r = ledger[copy.url]
         assert (r["stage"], r["reason"]) == ("prior_dup", "exact"), r
@@ -74,7 +72,7 @@ def test_a_later_run_drops_what_the_earlier_output_kept(earlier, spark, cfg):
         r = ledger[copy.url]
         assert (r["stage"], r["reason"]) == ("prior_dup", "near"), r
         assert r["detail"].startswith(f"in {root / 'A'} as {a_kept[original.url]}, estimated")
-    kept = {r["url"] for r in pq.read_table(b_dir / "data", columns=["url"]).to_pylist()}
+    kept = {r["url"] for r in version_rows(root / "B", "data", ["url"])}
     own = {p.url for p in new if p.url not in ledger}
     assert kept == own and len(own) >= 18  # the new pages, but what B's own filters drop
     assert not any(r["stage"] == "prior_dup" for u, r in ledger.items() if "new." in u)
@@ -110,7 +108,7 @@ def test_a_document_near_two_earlier_ones_links_them_and_retracts_neither(spark,
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from pipeline import versions
+    from pipeline.outputs.publish import versions
     from pipeline.stages.near_dedup import hasher_of
     from pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
 
@@ -127,14 +125,15 @@ def test_a_document_near_two_earlier_ones_links_them_and_retracts_neither(spark,
                 "bands": hasher.band_keys(sig).tolist()}  # fmt: skip
 
     out = tmp_path / "earlier"
-    index_dir = versions.folder(out, 1) / INDEX
+    index_dir = versions.table_folder(versions.folder(out, 1), INDEX)  # DIR/index/F
     index_dir.mkdir()
     arrow = to_arrow_schema(INDEX_SCHEMA)
     pq.write_table(
         pa.Table.from_pylist([row("A", 1, a), row("B", 2, b)], schema=arrow),
         index_dir.uri + "/part-0.parquet",
     )
-    versions.commit(out, 1, {"files": {INDEX: [{"file": "part-0.parquet", "rows": 2}]},
+    versions.commit(out, 1, {"files": {INDEX: [{"file": f"{index_dir.name}/part-0.parquet",
+                                                 "rows": 2}]},
                              "dedup_index": index_settings(cfg)})  # fmt: skip
     c_cfg = cfg.model_copy(deep=True)
     c_cfg.dedup.against = [str(out)]
@@ -161,7 +160,7 @@ def test_an_edited_copy_is_found_behind_the_other_pages_of_its_buckets(spark, cf
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from pipeline import versions
+    from pipeline.outputs.publish import versions
     from pipeline.stages.near_dedup import hasher_of
     from pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
 
@@ -184,7 +183,7 @@ def test_an_edited_copy_is_found_behind_the_other_pages_of_its_buckets(spark, cf
             sig[k * r : (k + 1) * r] = x[k * r : (k + 1) * r]
             family.append(row(f"F{k}-{j}", len(family) + 1, sig))
     out = tmp_path / "earlier"
-    index_dir = versions.folder(out, 1) / INDEX
+    index_dir = versions.table_folder(versions.folder(out, 1), INDEX)  # DIR/index/F
     index_dir.mkdir()
     pq.write_table(
         pa.Table.from_pylist([*family, row("X", 10_000, x)], schema=to_arrow_schema(INDEX_SCHEMA)),

@@ -1,4 +1,4 @@
-"""An output is a versioned dataset (pipeline/versions.py): each run publishes a
+"""An output is a versioned dataset (pipeline/outputs/publish/versions.py): each run publishes a
 version in its own folder and switches readers with one atomic create of its commit record;
 readers (the dataset card, the files the current version's commit lists) never see a partial
 one."""
@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline import versions
 from pipeline.location import Location
+from pipeline.outputs.publish import versions
 from pipeline.run.output_lock import OutputBusy
 
 
@@ -173,7 +173,7 @@ def _card_rows(out: Path) -> tuple[int, list[str], int]:
     header = yaml.safe_load(card.split("---\n")[1])
     globs = header["configs"][0]["data_files"][0]["path"]
     globs = [globs] if isinstance(globs, str) else globs  # an appended version: a folder each
-    folder = out / globs[0].split("/data/")[0]
+    folder = out / "versions" / globs[0].split("/")[1]  # data/F/**: writer F's folder
     ids = [
         i
         for glob in globs
@@ -245,9 +245,12 @@ def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample
     fourth = run(cfg, [str(sample_warc), str(extra)], out, spark)
     assert versions.committed(out) == [third["version"], fourth["version"]]
     assert not (out / first["path"]).exists()
+    gone = Path(first["path"]).name  # its tables' folders went with it
+    assert not any((out / t / gone).exists() for t in ("data", "rejected", "index"))
     assert _card_rows(out)[0] == fourth["version"]
     assert sorted(p.name for p in out.iterdir()) == [
-        ".curate.lock", "README.md", "_stages", "_versions", "versions"]  # fmt: skip
+        ".curate.lock", "README.md", "_stages", "_versions", "data", "index", "rejected",
+        "versions"]  # fmt: skip
 
 
 def test_a_store_that_ignores_conditional_writes_is_refused_unless_single_writer(

@@ -7,7 +7,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import version_rows
 
 from pipeline.config import Config
 from pipeline.document.quality.naive_bayes import NaiveBayesModel, train_counts, vote
@@ -154,7 +154,7 @@ def test_quality_stage_scores_and_drops(spark, cfg, sample_warc, tmp_path):
     m = run(cfg, [str(sample_warc)], out, spark)
     names = [s["name"] for s in m["stages"]]
     assert names[:5] == ["extract", "langid", "rules", "quality", "exact_dedup"]
-    data = pq.read_table(published(out) / "data").to_pylist()
+    data = version_rows(out, "data")
     assert data and all(d["metadata"]["quality_score"] > 0 for d in data)
     strict = cfg.model_copy(deep=True)
     strict.quality.threshold = 1e9
@@ -162,7 +162,7 @@ def test_quality_stage_scores_and_drops(spark, cfg, sample_warc, tmp_path):
     assert m2["counts"]["kept"] == 0
     assert m2["counts"]["rejected"]["quality:below_threshold"] == 4  # the English pages
     assert m2["stages"][3]["status"] == "ran"  # (with the whole documents pass)
-    ledger = pq.read_table(published(out) / "rejected").to_pylist()
+    ledger = version_rows(out, "rejected")
     drops = [r for r in ledger if r["stage"] == "quality"]
     assert drops and all(r["detail"].endswith("< 1e+09") for r in drops)
     off = cfg.model_copy(deep=True)

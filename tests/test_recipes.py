@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from run_outputs import published
+from run_outputs import version_rows
 
 from pipeline.config import load_config
 from pipeline.document.langid import language_verdict, load_fasttext, predict_languages
@@ -278,7 +278,6 @@ def test_a_glotlid_format_model_takes_the_same_path(glotlid_model, fw2, recipes)
 def test_the_preset_on_spark_with_a_glotlid_format_model(
     spark, fw2, glotlid_model, shared_data, tmp_path
 ):
-    import pyarrow.parquet as pq
     from warcio.archiveiterator import ArchiveIterator
 
     from pipeline.run.orchestrate import run
@@ -287,8 +286,8 @@ def test_the_preset_on_spark_with_a_glotlid_format_model(
     c = fw2.model_copy(deep=True)
     c.langid.model = str(glotlid_model)
     run(c, [str(warc)], tmp_path, spark)
-    data = pq.read_table(published(tmp_path) / "data").to_pylist()
-    ledger = pq.read_table(published(tmp_path) / "rejected").to_pylist()
+    data = version_rows(tmp_path, "data")
+    ledger = version_rows(tmp_path, "rejected")
     with warc.open("rb") as fh:  # warcio's count, independent of the pipeline's reader
         records = sum(1 for _ in ArchiveIterator(fh))
     assert len(data) + len(ledger) == records

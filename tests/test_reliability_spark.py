@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from run_outputs import published
+from run_outputs import published, version_rows
 
 from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
@@ -71,8 +71,8 @@ def reference(spark, base_cfg, corpus, tmp_path_factory) -> Path:
 def _content(out: Path) -> dict:
     """Everything a run publishes, in an order that does not depend on partitioning."""
     manifest = json.loads((published(out) / "manifest.json").read_text())
-    data = pq.read_table(published(out) / "data").to_pylist()
-    ledger = pq.read_table(published(out) / "rejected").to_pylist()
+    data = version_rows(out, "data")
+    ledger = version_rows(out, "rejected")
     return {
         "data": sorted(data, key=lambda d: d["id"]),
         "ledger": sorted(ledger, key=lambda r: (r["doc_id"], r["stage"])),
@@ -103,10 +103,10 @@ def _shard_bytes(out: Path) -> dict[str, object]:
     """Every shard file, keyed by a name without Spark's per-write UUID: byte for byte, but
     for the order of one footer list in Spark's files (see _spark_parquet)."""
     files: dict[str, object] = {}
-    out = published(out)
-    for p in sorted((out / "data").rglob("part-*.parquet")):
+    root, out = out, published(out)
+    for p in sorted((root / "data" / out.name).rglob("part-*.parquet")):
         part = p.name.split("-")[1]
-        files[f"{p.parent.relative_to(out)}/part-{part}"] = _spark_parquet(p)
+        files[f"{p.parent.relative_to(root / 'data' / out.name)}/part-{part}"] = _spark_parquet(p)
     for sub in ("shards", "tokens"):
         for p in sorted((out / sub).iterdir()):
             files[f"{sub}/{p.name}"] = p.read_bytes()
@@ -183,7 +183,7 @@ def test_killed_in_the_corpus_half_resumes_at_the_first_rerun(
     out = tmp_path / "out"
     proc = _curate(config, corpus, out)
     pattern = {"kept": "_stages/kept/w-*/_temporary",
-               "publish": "versions/*/data"}[point]  # fmt: skip
+               "publish": "data/*/*.parquet"}[point]  # fmt: skip
     deadline = time.monotonic() + 300
     while not any(out.glob(pattern)) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -192,14 +192,16 @@ def test_killed_in_the_corpus_half_resumes_at_the_first_rerun(
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (out / "_versions").exists()  # nothing published
-    dead = sorted(p.name for p in (out / "versions").iterdir()) if point == "publish" else []
+    dead = sorted(p.name for p in (out / "data").iterdir()) if point == "publish" else []
 
     _run(spark, base_cfg, corpus, out)  # the first rerun
     m = json.loads((published(out) / "manifest.json").read_text())
     assert _content(out) == _content(reference)
     assert _shard_bytes(out) == _shard_bytes(reference)
     assert m["path"].rsplit("/", 1)[-1] not in dead
-    assert sorted(p.name for p in (out / "versions").iterdir()) == [m["path"].rsplit("/", 1)[-1]]
+    mine = m["path"].rsplit("/", 1)[-1]  # the dead writer's folders are gone
+    assert sorted(p.name for p in (out / "versions").iterdir()) == [mine]
+    assert sorted(p.name for p in (out / "data").iterdir() if p.name != "_delta_log") == [mine]
 
 
 def test_same_output_under_cpu_contention(spark, base_cfg, corpus, reference, tmp_path):

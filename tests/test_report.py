@@ -7,7 +7,7 @@ import re
 import subprocess
 
 import pytest
-from run_outputs import published
+from run_outputs import published, version_rows
 
 pytestmark = pytest.mark.spark
 
@@ -95,18 +95,17 @@ def test_report_rebuilt_from_a_finished_run(demo_run):
 
 
 def test_examples_name_every_reason_and_come_from_the_ledger(demo_run):
-    import pyarrow.parquet as pq
 
     data = json.loads((published(demo_run) / "report.json").read_text())
     manifest = json.loads((published(demo_run) / "manifest.json").read_text())
     ledger = {r["doc_id"]: f"{r['stage']}:{r['reason']}"
-              for r in pq.read_table(published(demo_run) / "rejected").to_pylist()}  # fmt: skip
+              for r in version_rows(demo_run, "rejected")}  # fmt: skip
     shown = data["examples"]["rejected"]
     assert sorted(shown) == sorted(manifest["counts"]["rejected"])
     for reason, items in shown.items():
         assert 1 <= len(items) <= min(3, manifest["counts"]["rejected"][reason])
         assert all(ledger[e["id"]] == reason for e in items)
-    kept = pq.read_table(published(demo_run) / "data", columns=["id"]).column(0).to_pylist()
+    kept = [r["id"] for r in version_rows(demo_run, "data", ["id"])]
     assert sorted(e["id"] for v in data["examples"]["kept"].values() for e in v) == sorted(kept)
     html = (published(demo_run) / "report.html").read_text(encoding="utf-8")
     assert "Examples of what was dropped" in html and "toy model" in html

@@ -10,7 +10,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import version_rows
 from warcio.archiveiterator import ArchiveIterator
 
 from pipeline.config import Config
@@ -159,8 +159,8 @@ def test_text_inputs_through_every_stage(spark, cfg, shared_data, tmp_path):
         wet_records = sum(1 for _ in ArchiveIterator(fh))
     out = tmp_path / "out"
     run(cfg, [str(jsonl), str(parquet), str(wet)], out, spark)
-    data = pq.read_table(published(out) / "data").to_pylist()
-    ledger = pq.read_table(published(out) / "rejected").to_pylist()
+    data = version_rows(out, "data")
+    ledger = version_rows(out, "rejected")
     assert len(data) + len(ledger) == len(lines) + len(rows) + wet_records
     original = {x["id"]: x["text"] for x in lines} | {r["id"]: r["text"] for r in rows}
     by_file: dict[str, list] = {}

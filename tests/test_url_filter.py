@@ -7,7 +7,7 @@ import gzip
 
 import pyarrow.parquet as pq
 import pytest
-from run_outputs import published
+from run_outputs import version_rows
 
 from pipeline.config import ConfigError, UrlFilterConf
 from pipeline.document.url_filter import load_url_filter, normalize_url, read_list
@@ -82,7 +82,7 @@ def test_blocked_pages_are_ledgered_and_never_extracted(spark, cfg, sample_warc,
     c = cfg.model_copy(deep=True)
     c.url_filter = _conf(tmp_path, blocked_domains=["rivers.example.org"])
     m = run(c, [str(sample_warc)], tmp_path / "out", spark)
-    ledger = pq.read_table(published(tmp_path / "out") / "rejected").to_pylist()
+    ledger = version_rows(tmp_path / "out", "rejected")
     blocked = [r for r in ledger if r["stage"] == "url"]
     assert blocked and all(r["reason"] == "blocked_domain" for r in blocked)
     assert all("rivers.example.org" in r["url"] for r in blocked)
@@ -118,5 +118,5 @@ def test_lists_are_loaded_and_broadcast_once_per_run_not_per_chunk(
     c.url_filter = _conf(tmp_path, blocked_domains=["rivers.example.org"])
     m = run(c, files, tmp_path / "out", spark)
     assert len(m["chunks"]) == 3 and len(loads) == 1
-    ledger = pq.read_table(published(tmp_path / "out") / "rejected").to_pylist()
+    ledger = version_rows(tmp_path / "out", "rejected")
     assert {r["warc_file"] for r in ledger if r["stage"] == "url"} == set(files)

@@ -80,12 +80,17 @@ class OutputConf(_Section):
     # gs://, hdfs://, abfs:// are locked through the cluster's Hadoop connector; where it has
     # none, a run there is refused unless this says only one run ever writes the output.
     single_writer: bool = False
-    # Published versions kept (DIR/versions/; pipeline/versions.py): the current one and the
-    # one before it at least, which a reader who opened it just before the switch still reads.
+    # Published versions kept (DIR/versions/; outputs/publish/versions.py): the current one and
+    # the one before it at least, which a reader who opened it just before the switch still reads.
     keep_versions: int = Field(2, ge=2)
     # ... and every version younger than this (a training job or a reader may still be
     # reading it), and the one the dataset card names, whatever its age.
     keep_hours: float = Field(6.0, ge=0)
+    # DIR/data/ and DIR/rejected/ as Delta Lake tables following each commit
+    # (outputs/publish/delta.py): what Spark, DuckDB, Polars, Trino and pandas read
+    delta: bool = True
+    # the dataset card's license (a Hub license id): ODC-By, FineWeb's for Common Crawl text
+    license: str = "odc-by"
     # A run whose inputs extend the current version's (same settings, code and models, the
     # earlier inputs unchanged) appends: only the new inputs' documents go through the corpus
     # stages, deduplicated against the current version's index; its files are listed, never

@@ -33,6 +33,7 @@ from pipeline.location import Location
 GROUP_ROWS = 100_000
 GROUP_BYTES = 64 << 20
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Spark's folder name for a null value
+NULL_ROUTE = "und"  # a routed file's folder for a null value (ISO 639: undetermined)
 WRITTEN = pa.schema([("file", pa.string()), ("bytes", pa.int64()), ("rows", pa.int64())])
 
 
@@ -45,15 +46,18 @@ def _arrow_schema(schema: StructType) -> pa.Schema:
 class _Files:
     """One Parquet file per partition value, row groups buffered to a size."""
 
-    def __init__(self, root: Location, stem: str, compression: str, partition_by: str | None):
+    def __init__(self, root: Location, stem: str, compression: str, partition_by: str | None,
+                 route: bool = False):  # fmt: skip
         self.root, self.stem, self.compression = root, stem, compression
-        self.partition_by = partition_by
+        self.partition_by, self.route = partition_by, route
         self.open: dict[object, tuple[str, object, pq.ParquetWriter, list, list]] = {}
 
     def _writer(self, value, schema: pa.Schema):
         if value not in self.open:
             folder = ""
-            if self.partition_by:
+            if self.route:  # a plain folder per value; the files keep the column
+                folder = f"{NULL_ROUTE if value is None else value}/"
+            elif self.partition_by:
                 folder = f"{self.partition_by}={NULL_PARTITION if value is None else value}/"
             rel = f"{folder}{self.stem}.parquet"
             stream = (self.root / rel).open_output()
@@ -66,7 +70,7 @@ class _Files:
             self._buffer(None, batch)
             return
         col = batch.column(self.partition_by)
-        rest = batch.drop_columns([self.partition_by])
+        rest = batch if self.route else batch.drop_columns([self.partition_by])
         for value in pc.unique(col).to_pylist():
             mask = pc.is_null(col) if value is None else pc.equal(col, value)
             self._buffer(value, rest.filter(pc.fill_null(mask, False)))
@@ -111,10 +115,14 @@ class _Files:
 
 
 def write_files(
-    df: DataFrame, root: Location, write_id: str, compression: str, partition_by: str | None
+    df: DataFrame, root: Location, write_id: str, compression: str, partition_by: str | None,
+    route: bool = False,
 ) -> list[dict]:
     """Write `df` under `root`; returns the files of the successful attempts, {"file" (relative
-    to root), "bytes", "rows"}, in name order."""
+    to root), "bytes", "rows"}, in name order. `route`: `partition_by`'s values name plain
+    folders (`xx/`, FineWeb-2's layout) and the files keep the column, so every reader sees
+    the same columns (Hive-style `col=xx/` folders with the column in the files too make
+    Spark's and pandas' partition discovery fail on the duplicate)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -122,7 +130,7 @@ def write_files(
 
         ctx = TaskContext.get()
         stem = f"part-{ctx.partitionId():05d}-{write_id}-a{ctx.taskAttemptId()}"
-        files = _Files(root, stem, compression, partition_by)
+        files = _Files(root, stem, compression, partition_by, route)
         try:
             for batch in batches:
                 files.add(batch)

@@ -231,6 +231,7 @@ def write_parquet(
     partition_by: str | None = None,
     file_rows: bool = False,
     own_folder: bool = False,
+    route_by: str | None = None,
 ) -> Written:
     """Append `df` as Parquet files under `loc`. Nothing is committed here: the caller lists
     the files in its marker (files no marker lists are ignored by readers). `file_rows`: each
@@ -238,11 +239,14 @@ def write_parquet(
     `own_folder`: through a Hadoop connector, the write goes to a new folder of its own under
     `loc` (`w-<id>/`), so nothing another attempt left in `loc` can join it: a killed run's
     task files, or its committer's `_temporary/0/task_*` folders, which Hadoop's job commit
-    would otherwise merge into this write's (the same job attempt number, 0, every run)."""
+    would otherwise merge into this write's (the same job attempt number, 0, every run).
+    `route_by`: a folder per value of that column, named by the value alone, the files keeping
+    the column (write_files' `route`); through pyarrow.fs whatever `mode` says, as Spark's
+    writer drops a partition column from its files."""
     spark = df.sparkSession
     counted = Observation()
     df = df.observe(counted, F.count(F.lit(1)).alias("rows"))
-    uri = spark_io(spark, loc, mode)
+    uri = None if route_by else spark_io(spark, loc, mode)
     if uri is not None:
         target, before = loc, set()
         if own_folder:
@@ -258,7 +262,8 @@ def write_parquet(
         files = [{"file": f.relative_to(loc), "bytes": n} | ({"rows": r} if file_rows else {})
                  for f, n, r in new]  # fmt: skip
     else:  # the writers count rows and bytes
-        files = write_files(df, loc, uuid.uuid4().hex[:12], compression, partition_by)
+        files = write_files(df, loc, uuid.uuid4().hex[:12], compression,
+                            route_by or partition_by, route=route_by is not None)  # fmt: skip
     return Written(files, int(counted.get["rows"]))
 
 

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from pipeline.location import Location
-from pipeline.versions import published_dir
+from pipeline.outputs.publish.versions import published_dir
 
 # Runs written before the manifest named each stage's `passed` label (the registry's
 # `Stage.passed` now): the labels they had then.

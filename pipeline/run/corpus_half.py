@@ -31,6 +31,7 @@ from pipeline.engine.storage import hadoop_uri, partition_value, read_parquet, w
 from pipeline.location import Location
 from pipeline.outputs import report_examples
 from pipeline.outputs.mixture.write import write_mixture
+from pipeline.outputs.publish.versions import TABLES, table_folder
 from pipeline.run.outcomes import Outcomes, count_outcomes
 from pipeline.run.sizing import DATA_BYTES_PER_TEXT_BYTE, data_files, ledger_files
 from pipeline.run.stage_store import StageResult, materialize, prune
@@ -289,22 +290,27 @@ def corpus_half(
                                 cfg.output.ledger_min_file_bytes)  # fmt: skip
         # into this run's own version folder, which no reader lists before its commit
         fence()
+        # each table into its own root's folder for this writer (DIR/data/F/, DIR/rejected/F/:
+        # a Delta table's root each, versions.table_folder), which no reader lists before
+        # the commit; entries named relative to the table's root
+        tables = {sub: table_folder(publish, sub) for sub in TABLES}
         written = {
-            "data": write_parquet(data, publish / "data", cfg.output.compression,
-                                  cfg.output.spark_io,
-                                  "lang" if cfg.langid.route_by_language else None, file_rows=True),
-            "rejected": write_parquet(ledger_output(frames, n_ledger), publish / "rejected",
+            "data": write_parquet(data, tables["data"], cfg.output.compression,
+                                  cfg.output.spark_io, file_rows=True,
+                                  route_by="lang" if routed else None),
+            "rejected": write_parquet(ledger_output(frames, n_ledger), tables["rejected"],
                                       cfg.output.compression, cfg.output.spark_io, file_rows=True),
         }  # fmt: skip
         if cfg.dedup.index and len(frames) > 2:  # what a later run's dedup.against reads
             last = frames[-2]  # the last corpus stage's narrow rows, with the dedup keys
             kept_pos = kept(kept_rows).select("crawl_pos")  # after the final steps' drops
             written[INDEX] = write_parquet(index_frame(kept(last).join(kept_pos, "crawl_pos")),
-                                           publish / INDEX, cfg.output.compression,
+                                           tables[INDEX], cfg.output.compression,
                                            cfg.output.spark_io, file_rows=True)  # fmt: skip
         fence()
-        for sub, w in written.items():  # a glob of the version's data/ sees its files only
-            prune(publish / sub, w.files)
+        for sub, w in written.items():  # a glob of the writer's folder sees its files only
+            prune(tables[sub], w.files)
+            w.files = [f | {"file": f"{publish.name}/{f['file']}"} for f in w.files]
         shown = report_examples.examples(frames, docs)  # a few documents per reason and source
         write_seconds = time.perf_counter() - t0
     log.info("write: data/ %d file(s), rejected/ %d file(s), %.1f s", len(written["data"].files),

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline import versions
 from pipeline.config import Config
 from pipeline.document.warc.records import OFFSET_BITS
 from pipeline.engine.storage import read_parquet
 from pipeline.location import Location
 from pipeline.outputs.budget import budget_report
+from pipeline.outputs.publish import versions
 
 log = logging.getLogger(__name__)
 

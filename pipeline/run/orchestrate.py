@@ -9,10 +9,11 @@ Layout of an output directory DIR:
                         (exact_dedup, near_dedup) + marker; each reads the previous one's kept rows
   DIR/_stages/kept/     the kept documents, whole, where they were read: the corpus stages'
                         columns brought to them (stages/kept_rows.py), final steps (tokenize) run
-  DIR/versions/N/       what a run publishes (pipeline/versions.py), N its lock generation:
-    data/               kept documents, Parquet (zstd), files sized by output.file_bytes;
-                        data/lang=xx/ with route_by_language
-    rejected/           the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
+  DIR/data/F/           kept documents of the writer F (its lock generation), Parquet (zstd),
+                        files sized by output.file_bytes; data/F/xx/ with route_by_language;
+                        DIR/data/ is a Delta table (outputs/publish/delta.py)
+  DIR/rejected/F/       the ledger: doc_id, url, stage, reason, detail, crawl_pos, warc_file
+  DIR/versions/F/       the rest of what a run publishes (outputs/publish/versions.py):
     shards/, tokens/, budget.json   the mixture (outputs/mixture/write.py)
     manifest.json       inputs, config and hash, versions, times, counts, stage timings
     report.html, report.json
@@ -35,7 +36,6 @@ from importlib import metadata
 
 from pyspark.sql import SparkSession
 
-from pipeline import versions
 from pipeline.config import Config, ConfigError
 from pipeline.document.extract import extractor_provenance
 from pipeline.engine.capacity import capacity
@@ -48,7 +48,8 @@ from pipeline.engine.storage import (
     resolve,
 )
 from pipeline.location import Location, NoExclusiveCreate, check_conditional_create, is_uri
-from pipeline.outputs.dataset_card import CARD, card_text
+from pipeline.outputs.publish import delta, versions
+from pipeline.outputs.publish.card import card_versions, publish_card
 from pipeline.outputs.report import write_report
 from pipeline.run import driver_preload, increment, output_lock, run_record
 from pipeline.run.chunks import EXTRACTION_STAGES, Stopped, documents_pass, package_sources
@@ -201,30 +202,6 @@ def lock_files_for(spark: SparkSession, cfg: Config, out: Location):
         ) from None
 
 
-def publish_card(out: Location) -> int:
-    """DIR/README.md for the newest committed version, checked again after the write and
-    rewritten while a newer one appeared meanwhile (each writer ends its commit with this,
-    so the card converges on the newest); returns the version it names."""
-    for _ in range(10):
-        v = versions.current(out)
-        own = v.dir.name
-        earlier = sorted(versions.held_folders(v.record) - {own}, reverse=True)
-        text = card_text(v.manifest, v.dir.relative_to(out),
-                         [f"{versions.VERSIONS}/{f}" for f in earlier])  # fmt: skip
-        (out / CARD).write_text(text)
-        if versions.current(out).number == v.number:
-            return v.number
-    return v.number
-
-
-def card_versions(out: Location) -> list[str]:
-    """The version folders the dataset card names, its own first (kept while it does)."""
-    try:
-        return versions.card_folders((out / CARD).read_text())
-    except (OSError, UnicodeDecodeError):
-        return []
-
-
 def run(
     cfg: Config,
     inputs: list[str],
@@ -236,8 +213,8 @@ def run(
     documents_only: bool = False,
     overwrite: bool = False,
 ) -> dict:
-    """Run the pipeline and publish a new version of DIR (pipeline/versions.py); returns the
-    manifest (also in DIR/versions/<version>/manifest.json).
+    """Run the pipeline and publish a new version of DIR (outputs/publish/versions.py); returns
+    the manifest (also in DIR/versions/<version>/manifest.json).
     `overwrite`: what an earlier run wrote there is deleted first, under this run's lock, at
     the place Spark resolves the output to (a scheme-less path on HDFS under YARN).
     `stop`: once set, no further chunk starts (those in flight commit), and the run raises
@@ -388,7 +365,8 @@ def _run_stages(
     passed = {"extract": EXTRACTED, **{st.name: st.passed for st in enabled}}
     outcomes, counts, budget = half.outcomes, half.outcomes.counts, half.budget
     _rows_reaching_steps(stages, enabled, counts)
-    stages.append(StageResult("write", str(vdir / "data"), "ran", half.write_seconds,
+    stages.append(StageResult("write", str(versions.table_folder(vdir, "data")), "ran",
+                              half.write_seconds,
                               counts["kept"]))  # fmt: skip
     stages.append(
         StageResult("mixture", str(vdir / "shards"), "ran", half.mixture_seconds,
@@ -415,8 +393,9 @@ def _run_stages(
     manifest = {
         "inputs": files,
         "output": str(out),
-        "version": number,  # its place in DIR/_versions/ (pipeline/versions.py)
+        "version": number,  # its place in DIR/_versions/ (pipeline/outputs/publish/versions.py)
         "path": vdir.relative_to(out),  # its folder: versions/<the writer's lock generation>
+        "layout": versions.LAYOUT,  # its tables' files: DIR/<table>/<that folder's name>/
         "config": cfg.model_dump(mode="json"),
         "config_hash": cfg.section_hash(),
         "versions": package_versions(),
@@ -490,6 +469,8 @@ def _run_stages(
         record["dedup_index"] = index_settings(cfg)
     versions.commit(out, number, record, guard, create, writer)
     try:  # published: what follows tidies up, and a lost lock is said, never hidden
+        if cfg.output.delta:  # the Delta logs follow the commit (never ahead of it)
+            delta.sync(out, guard)
         shown = publish_card(out)  # the card follows the log (the newest version's)
         versions.remove_legacy(out, guard)
         gone = versions.prune(out, cfg.output.keep_versions, number, guard,
@@ -504,7 +485,8 @@ def _run_stages(
     file_rows = sum(r["rows"] for k, r in manifest["damage"].items() if k != "corrupt_record")
     if manifest["counts"]["read"] == file_rows:
         raise NoRecords(
-            f"no input yielded any record ({len(files)} file(s); ledger in {vdir / 'rejected'})"
+            f"no input yielded any record ({len(files)} file(s); ledger in "
+            f"{versions.table_folder(vdir, 'rejected')})"
         )
     unreadable = manifest["damage"].get("unreadable_file", {}).get("files", 0)
     if unreadable > cfg.input.max_unreadable_files:

@@ -17,15 +17,15 @@ from pipeline.config import Config, ConfigError
 from pipeline.document.sniff import HEAD_BYTES, mismatch
 from pipeline.document.warc.streams import is_url
 from pipeline.location import Location
-from pipeline.outputs.dataset_card import CARD
+from pipeline.outputs.publish.card import CARD
+from pipeline.outputs.publish.versions import COMMITS, LEGACY, TABLES, VERSIONS
 from pipeline.run.inputs import InputError
-from pipeline.versions import COMMITS, LEGACY, VERSIONS
 
 log = logging.getLogger(__name__)
 
 # What a run writes at the top of its output directory (an earlier run may be resumed),
-# and what runs wrote there before outputs were versioned (pipeline/versions.py LEGACY).
-RUN_ENTRIES = {"_stages", VERSIONS, COMMITS, *LEGACY, ".curate.lock",
+# and what runs wrote there before outputs were versioned (outputs/publish/versions.py LEGACY).
+RUN_ENTRIES = {"_stages", VERSIONS, COMMITS, *LEGACY, *TABLES, ".curate.lock",
                "quality_percentiles.json", CARD}  # fmt: skip
 
 

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 
 from pyspark.sql import SparkSession
 
-from pipeline import versions
 from pipeline.config import Config
 from pipeline.location import Location
+from pipeline.outputs.publish import versions
 from pipeline.run import run_record
 from pipeline.run.chunks import Stopped
 from pipeline.run.inputs import InputError, expand_inputs, input_stamps

@@ -38,9 +38,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from pipeline import versions
 from pipeline.config import Config, ConfigError
 from pipeline.engine.storage import read_parquet
+from pipeline.outputs.publish import versions
 from pipeline.stages.dedup_components import cut_lineage
 from pipeline.stages.exact_dedup import mark_rejected
 from pipeline.stages.near_dedup import _agreement, is_anchor, signature_settings

@@ -27,7 +27,7 @@ from pipeline.config import ReadConf
 from pipeline.location import Location
 from pipeline.outputs.explore.page_text import visible_text
 from pipeline.outputs.explore.store import Filters, OutputStore
-from pipeline.versions import NoVersion, published_dir
+from pipeline.outputs.publish.versions import NoVersion, published_dir
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ import pyarrow.dataset as ds
 from pipeline.location import Location
 from pipeline.markers import listed_files, read_marker
 from pipeline.outputs.explore.checks import check_rows
-from pipeline.versions import locate, published_dir
+from pipeline.outputs.publish.versions import listed, published_dir
 
 # signatures: numbers no reader can use
 _NOT_SHOWN = ("minhash", "bands")
@@ -104,9 +104,8 @@ class OutputStore:
             marker = read_marker(chunk)
             if marker is not None:
                 docs += listed_files(chunk, marker)
-        files = manifest.get("files", {})
-        kept = [locate(version, "data", f) for f in files.get("data", [])]
-        ledger = [locate(version, "rejected", f) for f in files.get("rejected", [])]
+        kept = listed(version, manifest, "data")
+        ledger = listed(version, manifest, "rejected")
         con.register("documents", _dataset(docs, "documents"))
         con.register("kept_raw", _dataset(kept, "kept"))
         con.register("ledger", _dataset(ledger, "ledger"))

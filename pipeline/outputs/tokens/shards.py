@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.location import Location
-from pipeline.versions import locate
+from pipeline.outputs.publish.versions import locate
 
 
 def write_token_shard(

@@ -1,8 +1,13 @@
 """An output is a versioned dataset: each run (or `curate serve` cycle) publishes a version.
 
-  DIR/versions/FFFFFFFFFFFF/   one writer's files: data/, rejected/, shards/, tokens/,
-                               budget.json, manifest.json, report.html, report.json
+  DIR/data/FFFFFFFFFFFF/       one writer's kept documents; DIR/data/ is a Delta table's root
+  DIR/rejected/FFFFFFFFFFFF/   its ledger (a Delta table too), DIR/index/...: its dedup index
+  DIR/versions/FFFFFFFFFFFF/   its other files: shards/, tokens/, budget.json, manifest.json,
+                               report.html, report.json
   DIR/_versions/NNNNNNNNNNNN.json   version N's commit: the one list of what it holds
+
+Each table's files lie under its own root (DIR/data/, DIR/rejected/), so a Delta log there
+(publish/delta.py) names them by relative paths and a VACUUM on it touches nothing else.
 
 The protocol (Delta Lake's log): a version's number is its place in the log. A writer reads
 the newest committed number V when it starts (its base) and publishes V+1 by creating
@@ -38,10 +43,15 @@ from pipeline.location import Location, NoExclusiveCreate
 
 log = logging.getLogger(__name__)
 
-VERSIONS = "versions"  # DIR/versions/NNNNNNNNNNNN/: the files
+VERSIONS = "versions"  # DIR/versions/FFFFFFFFFFFF/: a writer's files but its tables'
+# DIR/<table>/FFFFFFFFFFFF/: a writer's rows of each table (a commit's `files` entries name
+# them relative to DIR/<table>/ in records of layout 2; earlier ones: versions/F/<table>/)
+TABLES = ("data", "rejected", "index")
+LAYOUT = 2
 COMMITS = "_versions"  # DIR/_versions/NNNNNNNNNNNN.json: the commit records
 # What an output held at its top before versions (published in place): a versioned run
 # removes these once it has committed, so no reader mistakes them for the current data.
+# (data/ and rejected/ keep only their writer folders and Delta log: the tables' roots now)
 LEGACY = ("data", "rejected", "shards", "tokens", "manifest.json", "budget.json",
           "report.html", "report.json")  # fmt: skip
 
@@ -61,6 +71,21 @@ def name(number: int) -> str:
 def folder(out: Location | str, writer: int) -> Location:
     """The folder of the writer with this lock generation (versions/FFFFFFFFFFFF)."""
     return Location.of(out) / VERSIONS / name(writer)
+
+
+def table_folder(vdir: Location, table: str) -> Location:
+    """Where the writer of version folder `vdir` (DIR/versions/F) writes `table`: DIR/table/F."""
+    return vdir.parent.parent / table / vdir.name
+
+
+def _writer_folders(out: Location) -> dict[str, list[Location]]:
+    """Every writer folder there, by name: versions/F and the tables' F folders."""
+    found: dict[str, list[Location]] = {}
+    for top in (VERSIONS, *TABLES):
+        for n in (out / top).names():
+            if n.isdigit():
+                found.setdefault(n, []).append(out / top / n)
+    return found
 
 
 def newest(out: Location | str) -> int:
@@ -91,9 +116,18 @@ class Version:
         return json.loads((self.dir / "budget.json").read_text())
 
     def files(self, sub: str) -> list[Location]:
-        """What the version holds in `sub` (data, rejected, index): the files its commit
-        lists, its own and those it took over from earlier versions (an appended version)."""
-        return [locate(self.dir, sub, f) for f in self.record.get("files", {}).get(sub, [])]
+        """What the version holds in `sub` (data, rejected, index, shards): the files its
+        commit lists, its own and those it took over from earlier versions (appended)."""
+        return listed(self.dir, self.record, sub)
+
+
+def listed(vdir: Location, listing: dict, sub: str) -> list[Location]:
+    """The files of `sub` a commit record or manifest (`listing`) of version folder `vdir`
+    lists: a table's relative to the table's root (layout 2), others by `locate`."""
+    entries = listing.get("files", {}).get(sub, [])
+    if sub in TABLES and listing.get("layout") == LAYOUT:
+        return [vdir.parent.parent / sub / f["file"] for f in entries]
+    return [locate(vdir, sub, f) for f in entries]
 
 
 def locate(vdir: Location, sub: str, entry: dict) -> Location:
@@ -175,7 +209,7 @@ def writer_folder(out: Location | str, generation: int) -> int:
     past every folder there (a lock folder deleted by hand restarts generations at 1); an
     unlocked single writer: one past every folder."""
     out = Location.of(out)
-    begun = [int(n) for n in (out / VERSIONS).names() if n.isdigit()]
+    begun = [int(n) for n in _writer_folders(out)]
     return max([generation, *(b + 1 for b in begun)]) if begun else max(generation, 1)
 
 
@@ -192,7 +226,7 @@ def commit(out: Location | str, number: int, record: dict,
     run lock's, through Hadoop)."""
     out = Location.of(out)
     writer = number if writer is None else writer
-    body = {"version": number, "path": f"{VERSIONS}/{name(writer)}",
+    body = {"version": number, "path": f"{VERSIONS}/{name(writer)}", "layout": LAYOUT,
             "committed": datetime.now(UTC).isoformat(), **record}  # fmt: skip
     data = (json.dumps(body, indent=2) + "\n").encode()
     target = out / COMMITS / f"{name(number)}.json"
@@ -273,27 +307,20 @@ def prune(out: Location | str, keep: int, mine: int,
             guard()
         (out / COMMITS / f"{name(n)}.json").delete()
         for f in held_folders(records[n]) - held:  # else a kept version lists its files
-            (out / VERSIONS / f).delete()
+            for top in (VERSIONS, *TABLES):
+                (out / top / f).delete()
         removed.append(n)
     if any(records.get(n) is None for n in keep_set):
         return sorted(removed)  # a record that does not read: its folder is unknown
     mine_folder = str((records.get(mine) or {}).get("path", "")).rsplit("/", 1)[-1]
     below = int(mine_folder) if mine_folder.isdigit() else 0
-    for entry in (out / VERSIONS).names():
-        if entry.isdigit() and int(entry) < below and entry not in held:
-            if guard is not None:
-                guard()
-            (out / VERSIONS / entry).delete()  # begun, never committed (or pruned)
+    for entry, places in _writer_folders(out).items():
+        if int(entry) < below and entry not in held:
+            for place in places:  # begun, never committed (or pruned)
+                if guard is not None:
+                    guard()
+                place.delete()
     return sorted(removed)
-
-
-def card_folders(card: str) -> list[str]:
-    """The version folders a dataset card names (its data files' paths), its own version's
-    first, then those whose files it lists too."""
-    import re
-
-    found = re.findall(rf"{VERSIONS}/([^/\s'\"]+)/(?:data|rejected)/", card)
-    return list(dict.fromkeys(found))
 
 
 def remove_legacy(out: Location | str, guard: Callable[[], None] | None = None) -> None:
@@ -301,7 +328,25 @@ def remove_legacy(out: Location | str, guard: Callable[[], None] | None = None) 
     out = Location.of(out)
     top = set(out.names())
     for entry in LEGACY:
-        if entry in top:
-            if guard is not None:
-                guard()
-            (out / entry).delete()
+        if entry not in top:
+            continue
+        if entry in TABLES:  # a table's root now: its writer folders and Delta log stay
+            for n in (out / entry).names():
+                if not n.isdigit() and n != "_delta_log":
+                    if guard is not None:
+                        guard()
+                    (out / entry / n).delete()
+            continue
+        if guard is not None:
+            guard()
+        (out / entry).delete()
+
+
+def read_rows(out: Location | str | Path, sub: str, columns: list[str] | None = None
+              ) -> list[dict]:  # fmt: skip
+    """The rows of the current version's `sub` (data, rejected, index) as dicts, from the
+    files its commit lists (scripts, benchmarks)."""
+    import pyarrow.parquet as pq
+
+    return [r for f in current(Location.of(out)).files(sub)
+            for r in pq.read_table(f.uri, columns=columns).to_pylist()]  # fmt: skip
