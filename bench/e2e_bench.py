@@ -148,9 +148,7 @@ def floor_seconds(warcs: list[Path], cfg) -> tuple[float, int]:
 
 
 def ours_outcome(out: Path) -> tuple[list[str], dict[str, str]]:
-    kept = [
-        r["url"] for r in read_rows(out, "data", ["url"])
-    ]
+    kept = [r["url"] for r in read_rows(out, "data", ["url"])]
     why = {r["url"]: f"{r['stage']}:{r['reason']}"
            for r in read_rows(out, "rejected")}  # fmt: skip
     return kept, why

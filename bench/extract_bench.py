@@ -145,7 +145,6 @@ def main() -> int:
         spark_times.append(time.perf_counter() - t)
         print(f"round {i + 1}: loop {dt:.1f} s, local[2] {spark_times[-1]:.1f} s")
         if i == 0:
-
             for d in read_rows(out, "data", ["url", "text"]):
                 spark_texts[d["url"]] = d["text"]
     spark.stop()

@@ -62,9 +62,7 @@ def run(name: str, opts: str) -> dict:
     peaks = sampler.stop()
     if proc.returncode:
         raise RuntimeError(f"{name}: curate failed ({proc.returncode})")
-    kept = sorted(
-        r["id"] for r in read_rows(out, "data", ["id"])
-    )
+    kept = sorted(r["id"] for r in read_rows(out, "data", ["id"]))
     return {"seconds": round(wall, 2), "peak_pss_mib": peaks,
             "peak_total_mib": sum(peaks.values()), "kept": kept}  # fmt: skip
 

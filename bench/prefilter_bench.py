@@ -90,10 +90,7 @@ def runs(pages, cfg, rounds: int) -> dict:
             t0 = time.perf_counter()
             subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
             walls[side].append(time.perf_counter() - t0)
-            kept[side] = {
-                d["id"]
-                for d in read_rows(out, "data", ["id"])
-            }
+            kept[side] = {d["id"] for d in read_rows(out, "data", ["id"])}
             counts[side] = json.loads((published_path(out) / "manifest.json").read_text())["counts"]
             print(f"round {r + 1} prefilter {side:3}: {walls[side][-1]:.1f} s, "
                   f"{len(kept[side])} kept", flush=True)  # fmt: skip

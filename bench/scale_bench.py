@@ -113,9 +113,7 @@ def published(out: Path) -> dict:
     files = {f"{sub}/{p.name}": p.read_bytes()
              for sub in ("shards", "tokens") for p in sorted((out / sub).iterdir())}  # fmt: skip
     return {
-        "data": sorted(
-            read_rows(out, "data"), key=lambda d: d["id"]
-        ),
+        "data": sorted(read_rows(out, "data"), key=lambda d: d["id"]),
         "ledger": sorted(
             read_rows(out, "rejected"),
             key=lambda r: (r["doc_id"], r["stage"]),

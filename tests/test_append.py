@@ -88,7 +88,9 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, caps
     card = DatasetCard.load(tmp_path / "grown" / "README.md")
     default = next(c for c in card.data.configs if c["config_name"] == "default")
     assert default["data_files"][0]["path"] == [
-        f"data/{now.dir.name}/**/*.parquet", f"data/{Path(first['path']).name}/**/*.parquet"]
+        f"data/{now.dir.name}/**/*.parquet",
+        f"data/{Path(first['path']).name}/**/*.parquet",
+    ]
     assert card.data.license == "odc-by" and card.data.size_categories == ["n<1K"]
 
 

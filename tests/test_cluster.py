@@ -33,8 +33,7 @@ def cluster(tmp_path_factory):
 
 def _outputs(out: Path):
     data = sorted(
-        (d["id"], d["text"], d["url"], d["source"], d["lang"])
-        for d in version_rows(out, "data")
+        (d["id"], d["text"], d["url"], d["source"], d["lang"]) for d in version_rows(out, "data")
     )
     ledger = sorted(
         (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")

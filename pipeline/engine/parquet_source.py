@@ -115,7 +115,11 @@ class _Files:
 
 
 def write_files(
-    df: DataFrame, root: Location, write_id: str, compression: str, partition_by: str | None,
+    df: DataFrame,
+    root: Location,
+    write_id: str,
+    compression: str,
+    partition_by: str | None,
     route: bool = False,
 ) -> list[dict]:
     """Write `df` under `root`; returns the files of the successful attempts, {"file" (relative

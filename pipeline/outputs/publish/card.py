@@ -101,8 +101,11 @@ def _body(v: versions.Version, folders: list[str], routed: list[str]) -> str:
         f"Curated by curate-pipeline {made} from {len(manifest['inputs'])} input(s), finished "
         f"{manifest['finished']} (config hash `{manifest['config_hash']}`): version "
         f"{v.number}, written by writer folder `{v.dir.name}`"
-        + (f" and holding the files of `{'`, `'.join(folders[1:])}` (an appended version)."
-           if len(folders) > 1 else "."),  # fmt: skip
+        + (
+            f" and holding the files of `{'`, `'.join(folders[1:])}` (an appended version)."
+            if len(folders) > 1
+            else "."
+        ),  # fmt: skip
         "",
         f"- read {c['read']:,} records; kept {c['kept']:,} documents (`default`: "
         f"{_in('data', folders)}); rejected {rejected:,} (`rejected`: {_in('rejected', folders)}:"
