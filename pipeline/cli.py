@@ -88,6 +88,16 @@ def _parser() -> argparse.ArgumentParser:
     vs.add_argument("--files", choices=("data", "rejected", "index"),
                     help="print the current version's files of data/, rejected/ or index/, "
                     "one a line (an appended version's include earlier ones')")  # fmt: skip
+    vs.add_argument("--sync", action="store_true",
+                    help="bring the Delta logs of data/ and rejected/ and the dataset card to "
+                    "the current version (after a crash between a commit and them)")  # fmt: skip
+    ex = sub.add_parser("export", help="the current version alone as a plain dataset folder "
+                        "(to upload to the Hub or hand to a trainer)")  # fmt: skip
+    ex.add_argument("dir", metavar="DIR")
+    ex.add_argument("dest", metavar="DEST", help="an empty or new folder (a path or URI)")
+    ex.add_argument("--with", dest="extras", default="",
+                    help="comma-separated: rejected (the ledger), shards (mixture), tokens "
+                    "(token shards); data/ always")  # fmt: skip
     d = sub.add_parser("demo", help="the seven-page crawl: run it and print a verdict per page")
     d.add_argument("--config", default=None, help="YAML config (default: conf/default.yaml)")
     d.add_argument("--verbose", action="store_true", help="Spark's own console lines too")
@@ -176,6 +186,7 @@ EXAMPLES = {
     "--bad build/quality/bad.txt --output models/my_nb.json",
     "report": "curate report out/sample",
     "versions": "curate versions out/sample --current",
+    "export": "curate export out/sample build/sample-dataset --with rejected",
     "demo": "curate demo --output out/demo",
     "quality-examples": "curate quality-examples --output build/quality",
     "jvm-archive": "curate jvm-archive --output build/spark-cds.jsa",
@@ -226,6 +237,17 @@ def _versions(args: argparse.Namespace) -> int:
     if args.files:
         for f in now.files(args.files):
             print(f)
+        return 0
+    if args.sync:
+        from pipeline.location import Location
+        from pipeline.outputs.publish import delta
+        from pipeline.outputs.publish.card import publish_card
+
+        held = delta.sync(args.dir)
+        shown = publish_card(Location.of(args.dir))
+        print(f"version {now.number}: Delta "
+              + (", ".join(f"{t} {d}" for t, d in held.items()) or "none (layout 1)")
+              + f"; card names version {shown}")  # fmt: skip
         return 0
     if args.current:
         print(now.dir)
@@ -616,6 +638,18 @@ def _main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "versions":
         return _versions(args)
+    if args.command == "export":
+        from pipeline.outputs.publish.export import ExportError, export
+        from pipeline.outputs.publish.versions import NoVersion
+
+        try:
+            done = export(args.dir, args.dest, tuple(e for e in args.extras.split(",") if e))
+        except (ExportError, NoVersion) as e:
+            print(f"curate: {e}", file=sys.stderr)
+            return 2
+        listed = ", ".join(f"{sub}/ {n} file(s)" for sub, n in sorted(done["files"].items()))
+        print(f"exported version {done['version']} to {args.dest}: {listed}")
+        return 0
     if args.command == "demo":
         return _demo(args)
     if args.command == "train-quality":

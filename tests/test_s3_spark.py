@@ -251,10 +251,12 @@ def test_an_output_in_a_bucket_grows_by_appending(s3, s3_inputs, tmp_path):
     appending.write_text(yaml.safe_dump(conf))
     out = f"s3://{OUT_BUCKET}/runs/grown"
 
-    def etags() -> dict[str, str]:
+    def etags() -> dict[str, str]:  # a version's objects: versions/F/ and its tables' F/
         pages = client.get_paginator("list_objects_v2").paginate(
-            Bucket=OUT_BUCKET, Prefix="runs/grown/versions/")  # fmt: skip
-        return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])}
+            Bucket=OUT_BUCKET, Prefix="runs/grown/")  # fmt: skip
+        return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])
+                if o["Key"].split("/")[2] in ("versions", "data", "rejected", "index")
+                and "/_delta_log/" not in o["Key"]}  # fmt: skip
 
     _finish(_popen(env, appending, [uris["b"]], out, tmp_path / "first.log"),
             tmp_path / "first.log")  # fmt: skip
@@ -271,6 +273,31 @@ def test_an_output_in_a_bucket_grows_by_appending(s3, s3_inputs, tmp_path):
     assert len(ids) == len(set(ids)) == m["counts"]["kept"]
     assert sorted(r["doc_id"] for r in version_rows(got, "index", ["doc_id"])) == sorted(ids)
     assert len(TokenShards(published(got) / "tokens")) == m["counts"]["kept"]
+    # the Delta tables on the store, read there by deltalake and Polars (no project code)
+    import polars as pl
+    from deltalake import DeltaTable
+
+    options = {**env, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1"}
+    table = DeltaTable(f"{out}/data", storage_options=options)
+    assert sorted(table.to_pyarrow_table(columns=["id"])["id"].to_pylist()) == sorted(ids)
+    assert table.transaction_version("curate-pipeline") == m["version"]
+    ledger = pl.read_delta(f"{out}/rejected", storage_options=options)
+    assert sorted(ledger["doc_id"].to_list()) == sorted(
+        r["doc_id"] for r in version_rows(got, "rejected", ["doc_id"]))  # fmt: skip
+    # exported to another bucket: the version's files alone, then read as a dataset
+    from datasets import load_dataset
+
+    client.create_bucket(Bucket="exported")
+    curate = str(Path(sys.executable).parent / "curate")
+    r = subprocess.run([curate, "export", out, "s3://exported/v", "--with", "rejected"],
+                       cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True,
+                       timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    dest = tmp_path / "exported"
+    _download(client, "exported", "v/", dest)
+    assert sorted(p.name for p in dest.iterdir()) == ["README.md", "data", "rejected"]
+    kept = load_dataset(str(dest), split="train", cache_dir=str(tmp_path / "hf"))
+    assert sorted(kept["id"]) == sorted(ids)
 
 
 @pytest.fixture(scope="module")

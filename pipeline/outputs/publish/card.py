@@ -52,15 +52,17 @@ def routed_languages(entries: list[dict]) -> list[str]:
     return sorted({f["file"].split("/")[1] for f in entries if f["file"].count("/") >= 2})
 
 
-def card_text(v: versions.Version) -> str:
-    """The card of version `v` (relative paths from DIR; every folder it lists)."""
+def card_text(v: versions.Version, export: frozenset[str] | None = None) -> str:
+    """The card of version `v` (relative paths from DIR; every folder it lists); `export`:
+    of its copy by `curate export` holding these folders (data/, rejected/...: its files
+    alone)."""
     manifest, record = v.manifest, v.record
     folders = [v.dir.name, *sorted(versions.held_folders(record) - {v.dir.name}, reverse=True)]
     files = record.get("files", {})
 
     def paths(sub: str, inner: str = "") -> list[str]:
-        return [f"{sub}/{f}/{inner}*.parquet" if inner else f"{sub}/{f}/**/*.parquet"
-                for f in folders]  # fmt: skip
+        tops = [sub] if export is not None else [f"{sub}/{f}" for f in folders]
+        return [f"{t}/{inner}*.parquet" if inner else f"{t}/**/*.parquet" for t in tops]
 
     configs = [{"config_name": "default", "default": True,
                 "data_files": [{"split": "train", "path": paths("data")}]}]  # fmt: skip
@@ -68,8 +70,9 @@ def card_text(v: versions.Version) -> str:
     configs += [{"config_name": f"lang_{lang}",
                  "data_files": [{"split": "train", "path": paths("data", f"{lang}/")}]}
                 for lang in routed]  # fmt: skip
-    configs.append({"config_name": "rejected",
-                    "data_files": [{"split": "train", "path": paths("rejected")}]})  # fmt: skip
+    if export is None or "rejected" in export:
+        configs.append({"config_name": "rejected",
+                        "data_files": [{"split": "train", "path": paths("rejected")}]})  # fmt: skip
     c = manifest["counts"]
     langs = manifest.get("languages") or {}
     kept_langs = routed or [k for k, n in langs.items() if n.get("kept")]
@@ -80,7 +83,8 @@ def card_text(v: versions.Version) -> str:
         size_categories=[size_category(c["kept"])], task_categories=["text-generation"],
         task_ids=["language-modeling"], tags=["curate-pipeline"], configs=configs,
     )  # fmt: skip
-    return f"---\n{data.to_yaml()}\n---\n{_body(v, folders, routed)}"
+    body = _exported(v, routed, export) if export is not None else _body(v, folders, routed)
+    return f"---\n{data.to_yaml()}\n---\n{body}"
 
 
 def _is_routed(manifest: dict) -> bool:
@@ -136,6 +140,39 @@ def _body(v: versions.Version, folders: list[str], routed: list[str]) -> str:
         f"- `{own}/report.html` shows the run; `{own}/manifest.json` holds its inputs, config, "
         "versions and counts. A newer run publishes a new version beside this one and rewrites "
         "this card last; `curate export` copies this version alone to a folder to upload.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _exported(v: versions.Version, routed: list[str], subs: frozenset[str]) -> str:
+    manifest = v.manifest
+    c = manifest["counts"]
+    lines = [
+        f"# {_name(manifest)}",
+        "",
+        f"Version {v.number} of `{manifest['output']}`, exported by `curate export`: its kept "
+        f"documents ({c['kept']:,}, `data/`"
+        + (", a folder per language, each file keeping its `lang` column" if routed else "")
+        + ")"
+        + "".join(
+            f", {what} (`{sub}/`)"
+            for sub, what in (
+                ("rejected", "its ledger"),
+                ("shards", "its mixture shards"),
+                ("tokens", "its token shards"),
+            )
+            if sub in subs
+        )
+        + ". Curated by curate-pipeline "
+        f"{manifest.get('versions', {}).get('curate-pipeline', '')} from "
+        f"{len(manifest['inputs'])} input(s), finished {manifest['finished']} (config hash "
+        f"`{manifest['config_hash']}`).",
+        "",
+        'Read it with `datasets.load_dataset("<this folder>")`, or any Parquet reader on '
+        '`data/` (Spark: `spark.read.option("recursiveFileLookup", "true").parquet(...)`). '
+        "Upload it with `huggingface_hub.upload_folder(folder_path=..., repo_id=..., "
+        'repo_type="dataset")`.',
         "",
     ]
     return "\n".join(lines)
