@@ -25,12 +25,13 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 
 def outputs(root: Path) -> dict[str, Path]:
     """The published files of an output's current version, by name within it."""
-    root = published_path(root)
+    top, root = root, published_path(root)
     out = {}
-    for sub in ("data", "rejected", "shards", "tokens"):
-        for p in sorted((root / sub).rglob("*")):
+    for sub in ("data", "rejected", "shards", "tokens"):  # tables in DIR/<sub>/<writer>/
+        folder = top / sub / root.name if sub in ("data", "rejected") else root / sub
+        for p in sorted(folder.rglob("*")):
             if p.is_file() and not p.name.startswith((".", "_")):
-                out[UUID.sub("UUID", str(p.relative_to(root)))] = p
+                out[UUID.sub("UUID", f"{sub}/{p.relative_to(folder)}")] = p
     if (root / "budget.json").is_file():
         out["budget.json"] = root / "budget.json"
     return out

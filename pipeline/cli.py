@@ -212,7 +212,7 @@ def _demo(args: argparse.Namespace) -> int:
     spark = get_spark(cfg, quiet=not args.verbose)
     manifest = run(cfg, [str(warc)], out, spark, force=True)
     published = out / manifest["path"]
-    rows = verdicts(published)
+    rows = verdicts(out)
     for r in rows:
         if r["verdict"] == "kept":
             how = "kept"
@@ -259,6 +259,11 @@ def _versions(args: argparse.Namespace) -> int:
             continue  # pruned meanwhile
         kept = v.record.get("counts", {}).get("kept", "?")
         mark = "  (current)" if n == now.number else ""
+        try:  # the Delta versions holding it (versions/F/delta.json, written after the logs)
+            held = json.loads((v.dir / "delta.json").read_text())
+            mark = f"  delta {held.get('data', '-')}{mark}"
+        except (OSError, ValueError):
+            pass
         print(f"{n:>6}  {v.record.get('committed', '?')}  kept {kept}  {v.dir}{mark}")
     return 0
 

@@ -189,7 +189,8 @@ def test_an_edited_copy_is_found_behind_the_other_pages_of_its_buckets(spark, cf
         pa.Table.from_pylist([*family, row("X", 10_000, x)], schema=to_arrow_schema(INDEX_SCHEMA)),
         index_dir.uri + "/part-0.parquet",
     )
-    versions.commit(out, 1, {"files": {INDEX: [{"file": "part-0.parquet", "rows": 40}]},
+    versions.commit(out, 1, {"files": {INDEX: [{"file": f"{index_dir.name}/part-0.parquet",
+                                                 "rows": 40}]},
                              "dedup_index": index_settings(cfg)})  # fmt: skip
     docs = spark.createDataFrame(
         [{**row("Y", 1 << 40, y), "reject_stage": None, "reject_reason": None,

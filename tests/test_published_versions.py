@@ -299,7 +299,7 @@ def test_the_card_follows_the_log_whoever_writes_it_last(tmp_path):
     """Issue 61 (2): A publishes version 1 and pauses before its card; B and C publish, C's
     retention removes version 1; A wakes and writes the card: it names the newest version
     (C's), whose folders all exist, not A's removed one."""
-    from pipeline.run.orchestrate import publish_card
+    from pipeline.outputs.publish.card import card_folders, publish_card
 
     out = Location.of(tmp_path / "out")
     a = _publish(out, 1, 1)
@@ -309,7 +309,7 @@ def test_the_card_follows_the_log_whoever_writes_it_last(tmp_path):
     assert versions.prune(out, 2, 3) == [a]
     assert publish_card(out) == 3  # A's late card write
     card = (out / "README.md").read_text()
-    folders = versions.card_folders(card)
+    folders = card_folders(card)
     assert folders == [versions.name(3)] and all((out / "versions" / f).is_dir() for f in folders)
 
 

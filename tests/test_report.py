@@ -17,7 +17,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 def test_demo_verdicts(demo_run):
     from pipeline.examples.demo import verdicts
 
-    v = {r["page"]: r for r in verdicts(published(demo_run))}
+    v = {r["page"]: r for r in verdicts(demo_run)}
     assert [n for n, r in sorted(v.items()) if r["verdict"] == "kept"] == [1, 7]
     assert (v[2]["stage"], v[2]["reason"]) == ("lang", "not_kept")
     assert v[2]["detail"].startswith("fr ")

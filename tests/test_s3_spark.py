@@ -164,10 +164,10 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, loca
     # every Parquet file data/ and rejected/ hold is one the manifest lists, and vice versa
     version = f"{m['path']}/"
     assert sorted({n.split("/")[1] for n in names if n.startswith("versions/")}) == [version[9:-1]]
-    for sub in ("data", "rejected"):
+    for sub in ("data", "rejected"):  # a table's files: DIR/<sub>/<writer>/, named from <sub>/
         listed = sorted(f["file"] for f in m["files"][sub])
-        assert listed == sorted(n[len(version + sub) + 1 :] for n in names
-                                if n.startswith(version + sub + "/"))  # fmt: skip
+        assert listed == sorted(n[len(sub) + 1 :] for n in names
+                                if n.startswith(f"{sub}/{version[9:]}"))  # fmt: skip
         assert sum(f["rows"] for f in m["files"][sub]) == (
             m["counts"]["kept"] if sub == "data" else sum(m["counts"]["rejected"].values())
         )

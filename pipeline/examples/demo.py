@@ -89,12 +89,11 @@ def write_demo_warc(path: str | Path) -> Path:
 
 def verdicts(out_dir: str | Path) -> list[dict]:
     """Per page, in page order: kept, or the stage, reason and detail that dropped it
-    (`out_dir`: the published version's folder, DIR/versions/N)."""
-    import pyarrow.parquet as pq
+    (`out_dir`: the run's output, whose current version is read)."""
+    from pipeline.outputs.publish.versions import read_rows
 
-    out = Path(out_dir)
-    kept = {r["url"] for r in pq.read_table(out / "data", columns=["url"]).to_pylist()}
-    ledger = {r["url"]: r for r in pq.read_table(out / "rejected").to_pylist()}
+    kept = {r["url"] for r in read_rows(out_dir, "data", ["url"])}
+    ledger = {r["url"]: r for r in read_rows(out_dir, "rejected")}
     rows = []
     for n, url, _, expected in PAGES:
         if url in kept:

@@ -1,7 +1,7 @@
 """Stage `langid`: a fastText language label and probability on every document.
 
 Below `langid.threshold` a document is `lang:low_confidence`; a confident language that is not
-kept is `lang:not_kept` (unless `route_by_language`, which keeps it for data/lang=xx/). With
+kept is `lang:not_kept` (unless `route_by_language`, which keeps it for data/G/xx/). With
 per-language recipes (`recipes.configs`), `lang_key` is the document's recipe (FineWeb-2's
 `deu_Latn`: pipeline/document/lang_recipes.py), whose `language_score` is its threshold.
 """
