@@ -201,6 +201,46 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, loca
     assert pages[0]["total"] == m["counts"]["read"] and pages[0]["rows"] == pages[1]["rows"]
 
 
+@pytest.mark.parametrize("point", ["near_dedup", "publish"])
+def test_killed_in_the_corpus_half_on_s3_resumes_at_the_first_rerun(
+    s3, s3_inputs, local_ab, tmp_path, point
+):
+    """Issue 61: SIGKILL of the whole run (driver and executors) while the corpus half writes
+    to the bucket, in near dedup's stage store or in the version's tables: the first rerun
+    succeeds, equals a local run, and leaves nothing of the dead writer's."""
+    client, env, _ = s3
+    _, uris, _, config = s3_inputs
+    out = f"s3://{OUT_BUCKET}/runs/killed-{point}"
+    prefix = {"near_dedup": f"runs/killed-{point}/_stages/near_dedup/",
+              "publish": f"runs/killed-{point}/data/"}[point]  # fmt: skip
+
+    def seen() -> bool:
+        listed = client.list_objects_v2(Bucket=OUT_BUCKET, Prefix=prefix).get("Contents", [])
+        return any(o["Key"].endswith(".parquet") for o in listed)
+
+    proc = _popen(env, config, [uris["a"], uris["b"]], out, tmp_path / "killed.log")
+    deadline = time.monotonic() + 300
+    while not seen() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, (tmp_path / "killed.log").read_text(errors="replace")[-3000:]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    published_keys = client.list_objects_v2(
+        Bucket=OUT_BUCKET, Prefix=f"runs/killed-{point}/_versions/"
+    )
+    assert not published_keys.get("KeyCount")  # nothing published
+    _finish(_popen(env, config, [uris["a"], uris["b"]], out, tmp_path / "rerun.log"),
+            tmp_path / "rerun.log")  # fmt: skip
+    got = tmp_path / "got"
+    names = _download(client, OUT_BUCKET, f"runs/killed-{point}/", got)
+    assert run_outputs(got) == run_outputs(local_ab)
+    m = json.loads((published(got) / "manifest.json").read_text())
+    mine = m["path"].rsplit("/", 1)[-1]
+    for top in ("versions", "data", "rejected"):  # the dead writer's folders are gone
+        assert {n.split("/")[1] for n in names if n.startswith(f"{top}/")} - {"_delta_log"} == {
+            mine}, top  # fmt: skip
+
+
 def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):
     """On the run above, one more file and a stricter rule at once: the added file is one new
     chunk (extracted), the two old chunks retune from their stored text (not extracted
