@@ -403,6 +403,9 @@ def _run(args: argparse.Namespace) -> int:
     except (NoRecords, TooManyUnreadable, OutputBusy, VersionConflict) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 1
+    except ConfigError as e:  # a setting the run needs (the cores to size for): before work
+        print(f"curate: {e}", file=sys.stderr)
+        return 2
     except Exception as e:  # surface the first line of a task failure, not a JVM stack
         msg = str(e)
         # our own errors raised in a task: their message, not Spark's wrapping of it

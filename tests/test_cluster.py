@@ -42,6 +42,43 @@ def _outputs(out: Path):
     return data, ledger, json.loads((published(out) / "manifest.json").read_text())["counts"]
 
 
+SIZING = """
+import sys
+from pyspark.sql import SparkSession
+from pipeline.engine.capacity import capacity
+master, ui = sys.argv[1], sys.argv[2]
+for most, ask in ((None, ui), ("10000", ui), ("2147483647", ui), (None, "http://127.0.0.1:9")):
+    b = (SparkSession.builder.master(master).config("spark.ui.enabled", "false")
+         .config("spark.dynamicAllocation.enabled", "true")
+         .config("spark.dynamicAllocation.shuffleTracking.enabled", "true")
+         .config("spark.curate.masterUi", ask))
+    if most:
+        b = b.config("spark.dynamicAllocation.maxExecutors", most)
+    spark = b.getOrCreate()
+    try:
+        print("SIZED", most, capacity(spark).cores, flush=True)
+    except ValueError as e:
+        print("REFUSED", most, str(e).splitlines()[0], flush=True)
+    spark.stop()
+"""
+
+
+def test_dynamic_allocation_sizes_from_the_masters_cores_never_the_ceiling(cluster, tmp_path):
+    """Issue 63: Spark started with dynamic allocation on and maxExecutors unset, 10000 or
+    Int.MaxValue sizes for the cores the standalone master really has (2 workers of 1 core),
+    read from its JSON; where the master cannot be read, the run refuses before any work."""
+    script = tmp_path / "sizing.py"
+    script.write_text(SIZING)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(script), cluster["master"], cluster["ui"]]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("SIZED", "REFUSED"))]
+    assert proc.returncode == 0 and len(lines) == 4, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert lines[:3] == ["SIZED None 2", "SIZED 10000 2", "SIZED 2147483647 2"]
+    assert lines[3].startswith("REFUSED None dynamic allocation is on")
+    assert "chunks.cores" in lines[3]
+
+
 def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample_warc, tmp_path):
     from pipeline.run.orchestrate import run
 

@@ -72,8 +72,10 @@ def test_emr_step_ships_the_archive_and_sizes_for_max_executors():
     assert job.output.startswith("s3://") and job.input[0].endswith("warc.paths.gz")
     cfg = load_config(DEPLOY / "emr" / "curate.yaml")
     assert cfg.langid.model.startswith("s3://")
-    # what EMR's defaults (dynamic allocation on) plus the step's confs give the run
-    cap = plan_capacity({"spark.dynamicAllocation.enabled": "true", **confs}, "yarn", 2)
+    # what EMR's defaults (dynamic allocation on) plus the step's confs give the run on a
+    # cluster whose YARN reports 2,000 vcores: the ceiling of 400 x 4 bounds it
+    cap = plan_capacity({"spark.dynamicAllocation.enabled": "true", **confs}, "yarn", 2,
+                        cluster_cores=2000, cluster_source="YARN")  # fmt: skip
     assert cap.cores == 1600
     bootstrap = DEPLOY / "emr" / "bootstrap-python311.sh"
     assert subprocess.run(["bash", "-n", str(bootstrap)]).returncode == 0
@@ -147,9 +149,12 @@ def test_kubernetes_application_runs_the_image_with_python_memory_and_an_account
             for line in (ROOT / "requirements.lock").read_text().splitlines()
             if "==" in line}  # fmt: skip
     assert spec["sparkVersion"] == lock["pyspark"]  # the image installs the lock's pyspark
-    conf = spec["sparkConf"]
-    cap = plan_capacity({**conf, "spark.executor.cores": str(ex["cores"])}, "k8s://x", 2)
-    assert cap.cores == int(conf["spark.dynamicAllocation.maxExecutors"]) * ex["cores"]
+    conf = spec["sparkConf"]  # static allocation (no resource manager to ask on Kubernetes):
+    assert conf["spark.dynamicAllocation.enabled"] == "false"  # the operator's instances
+    static = {**conf, "spark.executor.cores": str(ex["cores"]),
+              "spark.executor.instances": str(ex["instances"])}  # fmt: skip
+    cap = plan_capacity(static, "k8s://x", 2)
+    assert cap.cores == ex["instances"] * ex["cores"]
 
 
 def test_the_image_and_the_archive_install_what_the_s3_lock_imports():

@@ -56,10 +56,9 @@ class ChunksConf(_Section):
     file_bytes: int = Field(1_200_000_000, ge=1)
     # Chunks in flight at once: the tail of one overlaps the next one's start.
     parallel: int = Field(2, ge=1)
-    # The cores chunks, splits and shuffle partitions are sized for when Spark's settings do
-    # not say what the cluster can reach (spark.dynamicAllocation.maxExecutors or
-    # spark.executor.instances, x spark.executor.cores, come first); 0: the cores Spark has
-    # at start-up (pipeline/engine/capacity.py).
+    # The cores chunks, splits and shuffle partitions are sized for, first of all; 0: what
+    # the cluster really has (its resource manager's figures, static executor instances),
+    # never dynamic allocation's ceiling; refused where nothing says (engine/capacity.py).
     cores: int = Field(0, ge=0)
 
 

@@ -339,6 +339,11 @@ def documents_pass(
         for c in cut_chunks(files[done:], cfg.chunks.files, per_chunk, cfg.chunks.file_bytes)
     ]  # fmt: skip
     (root / MARKER).delete()  # complete again once every chunk is
+    if chunks:  # what a crash can cost: the chunks in flight, at most
+        most = max(len(c.files) for c in chunks)
+        log.info("%d chunk(s) of up to %d file(s), ~%.1f GB each, for %d cores; a crash loses "
+                 "at most the %d in flight (rerun: committed chunks are reused)", len(chunks),
+                 most, per_chunk / 1e9, cores, cfg.chunks.parallel)  # fmt: skip
     if stamps is None:  # sizes and mtimes: one listing per folder on a store
         stamps = input_stamps(files)
     progress = _Progress(chunks, cfg.output.progress_seconds, RunningTasks(spark.sparkContext))
