@@ -69,3 +69,21 @@ def test_broken_links_become_ledger_rows(tmp_path, cfg):
         (row,) = read_file_rows(0, path, cfg)
         assert row["reject_reason"] == "unreadable_file" and path == row["warc_file"]
         assert "No such file" in row["reject_detail"] or "symbolic links" in row["reject_detail"]
+
+
+def test_a_listing_in_a_bucket_joins_its_bucket_or_the_prefix_given(s3_here):
+    """Issue 63 (7): `auto` joins a listing in a bucket to that bucket; a prefix given is
+    honoured wherever the listing lies (a listing copied to another store names Common
+    Crawl's HTTPS endpoint: no mirror needed)."""
+    s3_here.put_object(Bucket="commoncrawl", Key="mirror/warc.paths.gz",
+                       Body=gzip.compress(b"crawl-data/CC/a.warc.gz\n"))  # fmt: skip
+    listing = "s3://commoncrawl/mirror/warc.paths.gz"
+    assert expand_inputs([listing], "auto") == ["s3://commoncrawl/crawl-data/CC/a.warc.gz"]
+    assert expand_inputs([listing], "https://data.commoncrawl.org/") == [
+        "https://data.commoncrawl.org/crawl-data/CC/a.warc.gz"]  # fmt: skip
+
+
+def test_a_local_listing_with_auto_names_common_crawls_endpoint(tmp_path):
+    (tmp_path / "warc.paths").write_text("crawl-data/a.warc.gz\n")
+    assert expand_inputs([str(tmp_path / "warc.paths")], "auto") == [
+        "https://data.commoncrawl.org/crawl-data/a.warc.gz"]  # fmt: skip

@@ -29,8 +29,10 @@ class SparkConf(_Section):
 class InputConf(_Section):
     # Inputs used when the command line gives no --input: files, dirs, globs, listings, URLs.
     paths: list[str] = Field(default_factory=list)
-    # Relative lines of a `warc.paths(.gz)` listing are resolved against this prefix.
-    listing_prefix: str = "https://data.commoncrawl.org/"
+    # Relative lines of a `warc.paths(.gz)` listing are resolved against this prefix, wherever
+    # the listing lies; `auto`: a listing in a bucket names keys of its own bucket, any
+    # other Common Crawl's HTTPS endpoint (run/inputs.py read_listing).
+    listing_prefix: str = "auto"
     # An input that cannot be opened or read: `fail` the run, or `record` it in the ledger.
     on_unreadable: Literal["fail", "record"] = "record"
     # With `record`: a run with more unreadable files than this fails at its end (ledger and

@@ -45,10 +45,16 @@ def _store_root(path: str) -> str | None:
     return f"{scheme}://{rest.split('/', 1)[0]}/"
 
 
+COMMON_CRAWL_HTTP = "https://data.commoncrawl.org/"  # what `auto` joins a local listing to
+
+
 def read_listing(path: str, prefix: str) -> list[str]:
-    """Paths named by a listing file, relative ones joined to `prefix`; for a listing in an
-    object store, to its own bucket (Common Crawl's `s3://commoncrawl/.../warc.paths.gz`
-    names `crawl-data/...` keys of that bucket)."""
+    """Paths named by a listing file, relative ones joined to `prefix` (`input.
+    listing_prefix`), wherever the listing lies (a listing copied into gs://my-bucket/ can
+    name Common Crawl's HTTPS endpoint or s3://commoncrawl/); `auto`: for a listing in an
+    object store its own bucket (Common Crawl's `s3://commoncrawl/.../warc.paths.gz` names
+    `crawl-data/...` keys of that bucket), else Common Crawl's HTTPS endpoint; empty: the
+    listing's own folder."""
     try:
         with open_stream(path) as fh:
             raw = fh.read()
@@ -64,8 +70,8 @@ def read_listing(path: str, prefix: str) -> list[str]:
             continue
         if is_url(line) or line.startswith("/"):
             out.append(line)
-        elif root:
-            out.append(root + line)
+        elif prefix == "auto":
+            out.append((root or COMMON_CRAWL_HTTP) + line)
         elif prefix:
             out.append(prefix.rstrip("/") + "/" + line)
         else:
