@@ -122,7 +122,8 @@ class Location:
             if self.scheme == "hdfs":
                 _check_libhdfs_environment(self.uri)
             try:
-                return pafs.FileSystem.from_uri(self.uri)[0]
+                found = pafs.FileSystem.from_uri(self.uri)[0]
+                return _patient(found) if self.scheme in ("s3", "gs") else found
             except pa.ArrowInvalid as e:
                 if "nrecognized filesystem" not in str(e):
                     raise OSError(f"{self.uri}: {e}") from e
@@ -379,6 +380,53 @@ def _exclusive_without_links(target: str, tmp: str) -> bool:
     return True
 
 
+# How long a request to a store may keep failing (503 SlowDown, a reset, a timeout) before
+# the task gives up and Spark retries it: Common Crawl reports SlowDown storms of minutes.
+# input.store_patience_s sets it for the driver and the executors (engine/spark.py).
+PATIENCE_ENV = "CURATE_STORE_PATIENCE_S"
+DEFAULT_PATIENCE_S = 600.0
+BACKOFF_CAP_S = 20.0  # the AWS SDKs' cap on one back-off (their standard retry mode)
+
+
+def patience_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get(PATIENCE_ENV, DEFAULT_PATIENCE_S)))
+    except ValueError:
+        return DEFAULT_PATIENCE_S
+
+
+def retry_attempts() -> int:
+    """Attempts that spread a request over the patience: the SDKs' back-off doubles from
+    tens of milliseconds to BACKOFF_CAP_S, then stays there (~10 attempts to reach it)."""
+    return 10 + int(patience_s() // BACKOFF_CAP_S)
+
+
+def _patient(filesystem):
+    """pyarrow's S3 or GCS filesystem as resolved from the URI (region, endpoint,
+    credentials), retrying over the patience: on S3 the AWS SDK's standard strategy instead of
+    its 3 attempts (a SlowDown storm failed listings after 12.5 s), on GCS its time limit."""
+    from pyarrow import fs as pafs
+
+    reconstruct, (kwargs,) = filesystem.__reduce__()
+    if isinstance(filesystem, pafs.S3FileSystem):
+        retry = pafs.AwsStandardS3RetryStrategy(max_attempts=retry_attempts())
+        return reconstruct({**kwargs, "retry_strategy": retry})
+    if "retry_time_limit" in kwargs:
+        from datetime import timedelta
+
+        return reconstruct({**kwargs, "retry_time_limit": timedelta(seconds=patience_s())})
+    return filesystem
+
+
+def boto3_config():
+    """botocore's client settings: adaptive retries (back-off plus a client-side rate that
+    slows when the store throttles) over the patience."""
+    from botocore.config import Config
+
+    return Config(retries={"mode": "adaptive", "max_attempts": retry_attempts()},
+                  connect_timeout=30, read_timeout=120)  # fmt: skip
+
+
 # Hadoop's S3A settings and the AWS variables pyarrow.fs and boto3 read for the same thing.
 _S3A_ENV = {"fs.s3a.access.key": "AWS_ACCESS_KEY_ID", "fs.s3a.secret.key": "AWS_SECRET_ACCESS_KEY",
             "fs.s3a.session.token": "AWS_SESSION_TOKEN",
@@ -459,7 +507,7 @@ def _s3_copy(src: str, dst: str) -> None:
     import boto3
 
     a, b = urlsplit(src), urlsplit(dst)
-    client = _cached(("boto3-s3", ""), lambda: boto3.client("s3"))
+    client = _cached(("boto3-s3", ""), lambda: boto3.client("s3", config=boto3_config()))
     client.copy({"Bucket": a.netloc, "Key": a.path.lstrip("/")}, b.netloc, b.path.lstrip("/"))
 
 
@@ -499,7 +547,7 @@ def _s3_create_exclusive(uri: str, data: bytes) -> bool:
     from botocore.exceptions import ClientError
 
     parts = urlsplit(uri)
-    client = _cached(("boto3-s3", ""), lambda: boto3.client("s3"))
+    client = _cached(("boto3-s3", ""), lambda: boto3.client("s3", config=boto3_config()))
     try:
         client.put_object(Bucket=parts.netloc, Key=parts.path.lstrip("/"), Body=data,
                           IfNoneMatch="*")  # fmt: skip

@@ -87,11 +87,11 @@ def chromium() -> str:
 # fixtures, such as its cluster or its S3 server, are made once). The longest modules go first
 # (measured: the S3 module is ~40% of the suite), so that neither process is left alone with
 # one at the end. The order inside a module is kept.
-LONGEST_FIRST = ("test_s3_spark.py", "test_pipeline_spark.py", "test_chunks.py",
-                 "test_cluster.py", "test_reliability_spark.py", "test_output_lock.py",
-                 "test_cli.py", "test_environment_failures.py", "test_locations.py",
-                 "test_serve.py", "test_append.py", "test_append_property.py",
-                 "test_published_versions.py")  # fmt: skip
+LONGEST_FIRST = ("test_s3_spark.py", "test_s3_faults.py", "test_pipeline_spark.py",
+                 "test_chunks.py", "test_cluster.py", "test_reliability_spark.py",
+                 "test_output_lock.py", "test_cli.py", "test_environment_failures.py",
+                 "test_locations.py", "test_serve.py", "test_append.py",
+                 "test_append_property.py", "test_published_versions.py")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

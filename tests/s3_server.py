@@ -4,7 +4,10 @@ inputs the S3 and cluster tests share: WARCs and models in a bucket, a config na
 from __future__ import annotations
 
 import logging
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -178,3 +181,121 @@ def s3_ignoring_conditions(s3):
         yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
+
+
+SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+             b"<Message>Please reduce your request rate.</Message>"
+             b"<RequestId>proxy</RequestId></Error>")  # fmt: skip
+
+
+def throttling_proxy(upstream_url: str, storm_s: float, period_s: float, share_503: float,
+                     share_cut: float, seed: int = 0):  # fmt: skip
+    """A real HTTP proxy in front of an S3 server that misbehaves as a throttled store does:
+    every request answered `503 SlowDown` for `storm_s` seconds in every `period_s`, a
+    `share_503` of the others too, and a `share_cut` of object reads cut mid-body (the
+    headers promise the whole object, half of it comes, the connection closes). Returns
+    (server, its URL, the counts of what it did)."""
+    import http.client
+    import random
+    import threading
+    import time
+    from collections import Counter
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import urlsplit
+
+    upstream = urlsplit(upstream_url)
+    rng, lock, t0, seen = random.Random(seed), threading.Lock(), time.monotonic(), Counter()
+
+    def roll() -> float:
+        with lock:
+            return rng.random()
+
+    class Proxy(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                parts = []
+                while True:
+                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    if not size:
+                        self.rfile.readline()
+                        return b"".join(parts)
+                    parts.append(self.rfile.read(size))
+                    self.rfile.readline()
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+        def _any(self) -> None:
+            body = self._body()
+            in_storm = (time.monotonic() - t0) % period_s < storm_s
+            if in_storm or roll() < share_503:
+                with lock:
+                    seen["storm" if in_storm else "503"] += 1
+                self.send_response(503)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(SLOW_DOWN)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(SLOW_DOWN)
+                return
+            dropped = ("host", "transfer-encoding", "content-length")
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
+            conn = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=60)
+            conn.request(self.command, self.path, body=body, headers=headers)
+            r = conn.getresponse()
+            data = r.read()
+            conn.close()
+            cut = (self.command == "GET" and r.status in (200, 206) and len(data) > 1024
+                   and roll() < share_cut)  # fmt: skip
+            self.send_response(r.status)
+            for k, v in r.getheaders():
+                if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(k, v)
+            length = r.getheader("Content-Length") if self.command == "HEAD" else None
+            self.send_header("Content-Length", length or str(len(data)))  # HEAD: the object's
+            self.end_headers()
+            if self.command == "HEAD":
+                return
+            if cut:
+                with lock:
+                    seen["cut"] += 1
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            with lock:
+                seen["passed"] += 1
+            self.wfile.write(data)
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _any
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}", seen
+
+
+def _popen(env: dict, config: Path, inputs: list[str], out: str, log: Path,
+           *extra: str) -> subprocess.Popen:  # fmt: skip
+    cmd = [str(Path(sys.executable).parent / "curate"), "run", "--config", str(config),
+           "--input", *inputs, "--output", out, *extra]  # fmt: skip
+    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, start_new_session=True,
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
+
+
+def _finish(proc: subprocess.Popen, log: Path) -> None:
+    assert proc.wait(timeout=600) == 0, log.read_text(errors="replace")[-4000:]
+
+
+@pytest.fixture(scope="module")
+def local_ab(s3_inputs, spark, tmp_path_factory) -> Path:
+    """The local run every bucket run of files a and b is compared with (run once)."""
+    from pipeline.run.orchestrate import run
+
+    local_dir, _, c, _ = s3_inputs
+    local = tmp_path_factory.mktemp("local-ab") / "out"
+    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
+    return local

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from run_outputs import published, run_outputs, version_rows
-from s3_server import BUCKET, OUT_BUCKET, _download, _same_files
+from s3_server import BUCKET, OUT_BUCKET, _download, _finish, _popen, _same_files
 
 from pipeline.outputs.tokens.shards import TokenShards
 
@@ -89,29 +89,6 @@ def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
 # ---- every output on S3 (issue 33): a run whose inputs, chunks, markers, lock, data/, ledger,
 # shards, token files, manifest and report all live in the bucket, with no Hadoop S3 connector
 # (pyspark ships none): Spark writes through the project's Python data source over pyarrow.fs.
-
-
-def _popen(env: dict, config: Path, inputs: list[str], out: str, log: Path,
-           *extra: str) -> subprocess.Popen:  # fmt: skip
-    cmd = [str(Path(sys.executable).parent / "curate"), "run", "--config", str(config),
-           "--input", *inputs, "--output", out, *extra]  # fmt: skip
-    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, start_new_session=True,
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
-
-
-def _finish(proc: subprocess.Popen, log: Path) -> None:
-    assert proc.wait(timeout=600) == 0, log.read_text(errors="replace")[-4000:]
-
-
-@pytest.fixture(scope="module")
-def local_ab(s3_inputs, spark, tmp_path_factory) -> Path:
-    """The local run every bucket run of files a and b is compared with (run once)."""
-    from pipeline.run.orchestrate import run
-
-    local_dir, _, c, _ = s3_inputs
-    local = tmp_path_factory.mktemp("local-ab") / "out"
-    run(c, [str(local_dir / "a.warc.gz"), str(local_dir / "b.warc.gz")], local, spark)
-    return local
 
 
 def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, local_ab, tmp_path):
@@ -199,46 +176,6 @@ def test_a_run_entirely_on_s3_resumes_and_equals_a_local_run(s3, s3_inputs, loca
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
     assert pages[0]["total"] == m["counts"]["read"] and pages[0]["rows"] == pages[1]["rows"]
-
-
-@pytest.mark.parametrize("point", ["near_dedup", "publish"])
-def test_killed_in_the_corpus_half_on_s3_resumes_at_the_first_rerun(
-    s3, s3_inputs, local_ab, tmp_path, point
-):
-    """Issue 61: SIGKILL of the whole run (driver and executors) while the corpus half writes
-    to the bucket, in near dedup's stage store or in the version's tables: the first rerun
-    succeeds, equals a local run, and leaves nothing of the dead writer's."""
-    client, env, _ = s3
-    _, uris, _, config = s3_inputs
-    out = f"s3://{OUT_BUCKET}/runs/killed-{point}"
-    prefix = {"near_dedup": f"runs/killed-{point}/_stages/near_dedup/",
-              "publish": f"runs/killed-{point}/data/"}[point]  # fmt: skip
-
-    def seen() -> bool:
-        listed = client.list_objects_v2(Bucket=OUT_BUCKET, Prefix=prefix).get("Contents", [])
-        return any(o["Key"].endswith(".parquet") for o in listed)
-
-    proc = _popen(env, config, [uris["a"], uris["b"]], out, tmp_path / "killed.log")
-    deadline = time.monotonic() + 300
-    while not seen() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.poll() is None, (tmp_path / "killed.log").read_text(errors="replace")[-3000:]
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    published_keys = client.list_objects_v2(
-        Bucket=OUT_BUCKET, Prefix=f"runs/killed-{point}/_versions/"
-    )
-    assert not published_keys.get("KeyCount")  # nothing published
-    _finish(_popen(env, config, [uris["a"], uris["b"]], out, tmp_path / "rerun.log"),
-            tmp_path / "rerun.log")  # fmt: skip
-    got = tmp_path / "got"
-    names = _download(client, OUT_BUCKET, f"runs/killed-{point}/", got)
-    assert run_outputs(got) == run_outputs(local_ab)
-    m = json.loads((published(got) / "manifest.json").read_text())
-    mine = m["path"].rsplit("/", 1)[-1]
-    for top in ("versions", "data", "rejected"):  # the dead writer's folders are gone
-        assert {n.split("/")[1] for n in names if n.startswith(f"{top}/")} - {"_delta_log"} == {
-            mine}, top  # fmt: skip
 
 
 def test_added_inputs_and_a_retune_on_s3(s3, s3_inputs, tmp_path):

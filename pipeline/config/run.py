@@ -41,6 +41,10 @@ class InputConf(_Section):
     # Local inputs whose first bytes are read before Spark starts: a wrong one (a CSV, a PDF,
     # an empty file) stops the run at once where it would fail for it at its end.
     probe_files: int = Field(64, ge=0)
+    # How long a request to an object store may keep failing (503 SlowDown, resets,
+    # timeouts, reads cut short: retried with back-off, a read resumed at its offset) before
+    # its task fails and Spark retries it: Common Crawl reports SlowDown storms of minutes.
+    store_patience_s: float = Field(600.0, ge=0)
     http_retries: int = Field(5, ge=0)
     http_backoff_s: float = Field(1.0, ge=0)
     http_timeout_s: float = Field(60.0, gt=0)

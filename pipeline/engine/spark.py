@@ -73,8 +73,12 @@ def store_environment(cfg: Config) -> dict[str, str]:
     prefix = "spark.hadoop."
     env = s3a_environment({k[len(prefix) :]: v for k, v in settings.items()
                            if k.startswith(prefix + "fs.s3a.")})  # fmt: skip
+    from pipeline.location import PATIENCE_ENV
+
+    env[PATIENCE_ENV] = f"{cfg.input.store_patience_s:g}"  # every request's patience
     for key, value in env.items():
         os.environ.setdefault(key, value)
+    os.environ[PATIENCE_ENV] = env[PATIENCE_ENV]  # this run's, whatever an earlier one set
     return env
 
 
