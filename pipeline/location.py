@@ -15,6 +15,7 @@ Locations are plain strings inside, so they pickle into Spark tasks as they are.
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 import uuid
@@ -188,8 +189,12 @@ class Location:
 
     def read_bytes(self) -> bytes:
         filesystem, path = self.fs()
-        with filesystem.open_input_stream(path) as fh:
-            return fh.read()
+
+        def whole() -> bytes:
+            with filesystem.open_input_stream(path) as fh:
+                return fh.read()
+
+        return whole() if self.is_local else patiently(whole)
 
     def read_text(self) -> str:
         return self.read_bytes().decode("utf-8")
@@ -216,8 +221,12 @@ class Location:
         self.write_bytes(text.encode("utf-8"))
 
     def open_input(self):
+        """A random-access file; on a store one whose reads resume where a body was cut or a
+        request refused, within the store's patience (_PatientInput)."""
         filesystem, path = self.fs()
-        return filesystem.open_input_file(path)
+        if self.is_local:
+            return filesystem.open_input_file(path)
+        return _PatientInput(lambda: filesystem.open_input_file(path))
 
     def open_output(self):
         """A new file, streamed (a multipart upload on S3: visible only once closed)."""
@@ -416,6 +425,86 @@ def _patient(filesystem):
 
         return reconstruct({**kwargs, "retry_time_limit": timedelta(seconds=patience_s())})
     return filesystem
+
+
+_GONE = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+def patiently(call):
+    """`call()`, again with jittered back-off while it fails with a transient OSError (a
+    body cut short, a refused request past the SDK's retries), for up to the patience."""
+    import random
+    import time
+
+    deadline, attempt = time.monotonic() + patience_s(), 0
+    while True:
+        try:
+            return call()
+        except _GONE:
+            raise
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(min(0.5 * 2**attempt * (0.5 + random.random()), BACKOFF_CAP_S))  # noqa: S311
+            attempt += 1
+
+
+class _PatientInput(io.RawIOBase):
+    """A store's file for random access (pyarrow takes it as a Python file: Parquet readers,
+    token shards): a read that fails is retried at the same offset on a reopened file, within
+    the patience (the AWS SDK does not retry a GetObject whose body was cut)."""
+
+    def __init__(self, opener):
+        super().__init__()
+        self._opener = opener
+        self._f = patiently(opener)
+        self._size = self._f.size()
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def size(self) -> int:
+        return self._size
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def read_at(self, n: int, offset: int) -> bytes:
+        def once() -> bytes:
+            try:
+                return self._f.read_at(n, offset)
+            except _GONE:
+                raise
+            except OSError:
+                self._f = self._opener()  # a fresh connection for the next attempt
+                raise
+
+        return patiently(once)
+
+    def read(self, n: int = -1) -> bytes:
+        n = self._size - self._pos if n is None or n < 0 else min(n, self._size - self._pos)
+        data = self.read_at(n, self._pos) if n > 0 else b""
+        self._pos += len(data)
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._f.close()
+        super().close()
 
 
 def boto3_config():

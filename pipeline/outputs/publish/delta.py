@@ -84,7 +84,7 @@ def sync(out: Location | str, guard: Callable[[], None] | None = None) -> dict[s
     for table in TABLES:
         entries = v.record.get("files", {}).get(table)
         if entries is not None:
-            d = _sync_table(out / table, v, entries, guard)
+            d = _patiently(lambda t=table, e=entries: _sync_table(out / t, v, e, guard))
             if d is not None:
                 done[table] = d
     if done:
@@ -149,6 +149,24 @@ def _sync_table(root: Location, v: versions.Version, entries: list[dict],
     log.info("%s: Delta version %d holds version %d (%d file(s) added)", root, dt.version(),
              v.number, len(adds))  # fmt: skip
     return dt.version()
+
+
+def _patiently(call):
+    """A table's sync again while the store fails it (delta-rs retries a 503, not a body cut
+    short): safe, as a sync that finds its version in the log does nothing."""
+    from deltalake.exceptions import DeltaError as DeltaRsError
+
+    from pipeline.location import patiently
+
+    def once():
+        try:
+            return call()
+        except DeltaRsError as e:
+            if "S3 error" in str(e) or "Generic" in str(e) or "connection" in str(e).lower():
+                raise OSError(str(e)) from e  # transient: patiently() tries again
+            raise
+
+    return patiently(once)
 
 
 def _schema(f: Location):
