@@ -233,28 +233,26 @@ class _ResumingStream:
         return pa.BufferedInputStream(f, self.buffer)
 
     def read(self, n: int = -1) -> bytes:
-        from pipeline.location import patience_s
+        from pipeline.location import patience_s, patiently
 
-        deadline, attempt = time.monotonic() + patience_s(), 0
-        while True:
+        def once() -> bytes:
             try:
-                data = self.stream.read(None if n is None or n < 0 else n)
-                self.pos += len(data)
-                return data
-            except OSError as e:
-                if time.monotonic() >= deadline:
-                    raise TransportError(f"{self.path}: reading at byte {self.pos} failed for "
-                                         f"{patience_s():.0f} s: {e}") from e  # fmt: skip
-                time.sleep(min(backoff(0.5, attempt), 20.0))
-                attempt += 1
-                try:
+                return self.stream.read(None if n is None or n < 0 else n)
+            except OSError:
+                try:  # the next attempt reads from a fresh request at the same offset
                     self.stream.close()
-                except OSError:
-                    pass
-                try:
                     self.stream = self._open()
-                except TransportError:
-                    continue  # the store still refuses: wait again, within the patience
+                except OSError:
+                    pass  # the store still refuses: patiently() waits and tries again
+                raise
+
+        try:
+            data = patiently(once)
+        except OSError as e:
+            raise TransportError(f"{self.path}: reading at byte {self.pos} failed for "
+                                 f"{patience_s():.0f} s: {e}") from e  # fmt: skip
+        self.pos += len(data)
+        return data
 
     def close(self) -> None:
         self.stream.close()
