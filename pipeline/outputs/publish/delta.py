@@ -151,9 +151,15 @@ def _sync_table(root: Location, v: versions.Version, entries: list[dict],
     return dt.version()
 
 
+# what delta-rs says of a store's passing trouble (retried); anything else fails at once
+_TRANSIENT = ("slowdown", "503", "s3 error", "connection", "timed out", "reset", "broken pipe")
+
+
 def _patiently(call):
-    """A table's sync again while the store fails it (delta-rs retries a 503, not a body cut
-    short): safe, as a sync that finds its version in the log does nothing."""
+    """A table's sync again while the store fails it for a while (delta-rs retries a 503,
+    not a body cut short): safe, as a sync that finds its version in the log does nothing.
+    Any other failure (a store delta-rs cannot reach: no credentials, an HDFS it cannot
+    talk to) fails at once, saying how to go on."""
     from deltalake.exceptions import DeltaError as DeltaRsError
 
     from pipeline.location import patiently
@@ -161,10 +167,13 @@ def _patiently(call):
     def once():
         try:
             return call()
-        except DeltaRsError as e:
-            if "S3 error" in str(e) or "Generic" in str(e) or "connection" in str(e).lower():
-                raise OSError(str(e)) from e  # transient: patiently() tries again
-            raise
+        except (DeltaRsError, OSError) as e:
+            if any(t in str(e).lower() for t in _TRANSIENT):
+                raise OSError(str(e)) from e  # patiently() tries again
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise DeltaError(f"the Delta log could not be written ({first}): the version is "
+                             "published; rerun `curate versions DIR --sync` once the store is "
+                             "reachable, or set output.delta: false") from e  # fmt: skip
 
     return patiently(once)
 
