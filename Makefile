@@ -81,7 +81,8 @@ test: setup $(TOOLS)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # pyspark 3.5 (EMR 7, Dataproc 2.x) beside the lock's 4.x, and bare-node clusters of each
-# version fed by `curate pack`'s archive (tests/test_versions.py; docs/running.md: versions).
+# version fed by `curate pack`'s archive (tests/test_versions.py; docs/running.md: versions);
+# deploy/slurm on a real Slurm (tests/test_slurm.py: Debian's slurm-wlm and munge).
 SPARK35 := .venv-spark35
 $(SPARK35)/bin/curate: pyproject.toml requirements.lock
 	@echo "setup: a venv with pyspark 3.5.9 for the version tests (about 2 minutes)"
@@ -94,8 +95,8 @@ $(SPARK35)/bin/curate: pyproject.toml requirements.lock
 	@touch $@
 
 test-versions: setup $(TOOLS) $(SPARK35)/bin/curate
-	@echo "test-versions: Spark 3.5 and 4.x, local and on bare-node clusters (about 12 minutes)"
-	$(BIN)/pytest -q -m versions tests/test_versions.py
+	@echo "test-versions: Spark 3.5 and 4.x, bare-node clusters, Slurm (about 10 minutes)"
+	$(BIN)/pytest -q -m 'versions or slurm' tests/test_versions.py tests/test_slurm.py
 
 # The job's Python environment as one archive for a cluster (docs/running.md: shipping the job).
 pack: setup

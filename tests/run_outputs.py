@@ -33,3 +33,17 @@ def run_outputs(out: Path) -> tuple[list, list]:
         for r in version_rows(out, "rejected")
     )
     return data, ledger
+
+
+def full_outputs(out: Path) -> tuple[list, list, dict]:
+    """Documents with their url, source and lang, the ledger, and the manifest's counts."""
+    import json
+
+    data = sorted(
+        (d["id"], d["text"], d["url"], d["source"], d["lang"]) for d in version_rows(out, "data")
+    )
+    ledger = sorted(
+        (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")
+        for r in version_rows(out, "rejected")
+    )
+    return data, ledger, json.loads((published(out) / "manifest.json").read_text())["counts"]

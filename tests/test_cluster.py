@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_outputs import published, version_rows
+from run_outputs import full_outputs, published
 
 from pipeline.engine.cluster import cluster_down, cluster_up
 
@@ -29,17 +29,6 @@ def cluster(tmp_path_factory):
         yield info
     finally:
         cluster_down(run_dir)  # stops exactly the pids it started, even if a test failed
-
-
-def _outputs(out: Path):
-    data = sorted(
-        (d["id"], d["text"], d["url"], d["source"], d["lang"]) for d in version_rows(out, "data")
-    )
-    ledger = sorted(
-        (r["doc_id"], r["stage"], r["reason"], r["detail"] or "")
-        for r in version_rows(out, "rejected")
-    )
-    return data, ledger, json.loads((published(out) / "manifest.json").read_text())["counts"]
 
 
 SIZING = """
@@ -95,7 +84,7 @@ def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample
     manifest = json.loads((published(out) / "manifest.json").read_text())
     assert manifest["spark"]["master"] == cluster["master"]
     assert manifest["spark"]["shuffle_partitions"] == "7"
-    assert _outputs(out) == _outputs(local)
+    assert full_outputs(out) == full_outputs(local)
 
 
 def _cluster_cfg():
@@ -156,4 +145,4 @@ def test_job_survives_a_killed_worker(cluster, spark, tmp_path):
     os.waitpid(victim, 0)  # cluster_up started it: it is this process's child
     assert proc.wait(timeout=900) == 0, (tmp_path / "driver.log").read_text()[-3000:]
     assert "lost" in (tmp_path / "driver.log").read_text().lower()  # Spark saw it go
-    assert _outputs(out) == _outputs(local)
+    assert full_outputs(out) == full_outputs(local)

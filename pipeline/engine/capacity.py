@@ -149,9 +149,12 @@ def yarn_cores(hadoop_conf: Mapping[str, str]) -> tuple[int | None, str]:
 
 def standalone_cores(master: str, ui: str | None) -> tuple[int | None, str]:
     """A standalone master's cores, from its web UI's JSON (`ui`: spark.curate.masterUi, else
-    port 8080 of the master's host)."""
+    the master's host at SPARK_MASTER_WEBUI_PORT, Spark's own variable for it, or 8080)."""
+    import os
+
     host = master.removeprefix("spark://").split(",")[0].rsplit(":", 1)[0]
-    url = (ui or f"http://{host}:8080").rstrip("/") + "/json/"
+    port = os.environ.get("SPARK_MASTER_WEBUI_PORT") or "8080"
+    url = (ui or f"http://{host}:{port}").rstrip("/") + "/json/"
     try:
         total = int(_get_json(url)["cores"])
     except (OSError, ValueError, KeyError, TypeError) as e:

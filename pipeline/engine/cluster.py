@@ -4,6 +4,9 @@ stopped by exactly those pids.
 
     python -m pipeline.engine.cluster up   --run-dir build/cluster [--workers 2] [--port 7077]
     python -m pipeline.engine.cluster down --run-dir build/cluster
+    python -m pipeline.engine.cluster wait --ui http://HOST:8080 --workers N [--timeout 300]
+
+(`wait`: until a master, started elsewhere, has N workers alive: deploy/slurm/curate.sbatch.)
 """
 
 from __future__ import annotations
@@ -110,18 +113,25 @@ def cluster_up(
                             "hide", *hide], run / "workers.log", env))  # fmt: skip
     info = {"master": master, "ui": f"http://{HOST}:{ui_port}", "pids": pids, "run_dir": str(run)}
     (run / "cluster.json").write_text(json.dumps(info, indent=2))
+    if wait_for_workers(info["ui"], workers, timeout_s):
+        return info
+    cluster_down(run)
+    raise RuntimeError(f"cluster in {run} did not come up in {timeout_s:g} s: see its logs")
+
+
+def wait_for_workers(ui: str, workers: int, timeout_s: float) -> bool:
+    """Until the master whose web UI is `ui` has `workers` workers alive (False at timeout)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(info["ui"] + "/json/", timeout=2) as r:
+            with urllib.request.urlopen(ui.rstrip("/") + "/json/", timeout=2) as r:  # noqa: S310
                 state = json.load(r)
             if sum(w.get("state") == "ALIVE" for w in state.get("workers", [])) >= workers:
-                return info
-        except OSError:
+                return True
+        except (OSError, ValueError):
             pass
         time.sleep(1)
-    cluster_down(run)
-    raise RuntimeError(f"cluster in {run} did not come up in {timeout_s:g} s: see its logs")
+    return False
 
 
 def install_spark(spark_home: str | Path, dest: str | Path) -> Path:
@@ -186,11 +196,20 @@ def cluster_down(run_dir: str | Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("action", choices=["up", "down"])
+    ap.add_argument("action", choices=["up", "down", "wait"])
     ap.add_argument("--run-dir", default="build/cluster")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--port", type=int, default=7077)
+    ap.add_argument("--ui", help="wait: the master's web UI (http://HOST:PORT)")
+    ap.add_argument("--timeout", type=float, default=300, help="wait: seconds (300)")
     args = ap.parse_args(argv)
+    if args.action == "wait":
+        if wait_for_workers(args.ui, args.workers, args.timeout):
+            print(f"{args.workers} worker(s) alive at {args.ui}")
+            return 0
+        print(f"fewer than {args.workers} worker(s) registered with {args.ui} in "
+              f"{args.timeout:g} s: see the workers' logs", file=sys.stderr)  # fmt: skip
+        return 1
     if args.action == "up":
         info = cluster_up(args.run_dir, args.workers, port=args.port)
         print(f"master {info['master']}, UI {info['ui']}, pids {info['pids']}")
