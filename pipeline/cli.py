@@ -610,6 +610,13 @@ def _plan(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in ("pyspark", "py4j"):
+            raise
+        print("curate: pyspark is not installed here: pip install 'curate-pipeline[spark]' for "
+              "local runs; on a cluster, run under its spark-submit (its Spark brings pyspark)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     except KeyboardInterrupt:  # before or after a run's own handling: one line, no traceback
         print("\ncurate: interrupted", file=sys.stderr)
         return 130

@@ -253,3 +253,15 @@ def test_every_subcommand_help_ends_with_an_example_that_parses():
         assert parser.parse_args(args[1:]).command == name
         r = curate(name, "--help")
         assert r.returncode == 0 and f"example:\n  {example}" in r.stdout
+
+
+def test_without_pyspark_the_run_says_which_extra(sample_warc, tmp_path):
+    """pyspark is the `spark` extra (a cluster brings its own): where none is importable, a
+    run says so in one line instead of a traceback."""
+    code = ("import sys; sys.modules['pyspark'] = None; from pipeline.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", code, "run", "--input", str(sample_warc),
+                        "--output", str(tmp_path / "out")], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)  # fmt: skip
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "pip install 'curate-pipeline[spark]'" in r.stderr and "Traceback" not in r.stderr

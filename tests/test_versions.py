@@ -87,6 +87,45 @@ def test_the_same_output_on_spark_35_and_4(versions_local):
     )
 
 
+def test_the_wheel_leaves_the_clusters_pyspark_alone(tmp_path):
+    """Issue 63: the wheel asks for pyspark only through its `spark` extra, so installing it
+    beside a platform's pyspark (3.5.9 here, installed first, as on EMR 7 or Dataproc 2.x)
+    replaces nothing: pip would install the package alone, and that venv's runs above are on
+    3.5.9."""
+    import email
+    import zipfile
+
+    from packaging.requirements import Requirement
+
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                        "--no-build-isolation", "-w", str(tmp_path), str(ROOT)],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    (wheel,) = tmp_path.glob("curate_pipeline-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        meta = email.message_from_bytes(
+            z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA")))
+        )
+    reqs = [Requirement(x) for x in meta.get_all("Requires-Dist")]
+    spark = [q for q in reqs if q.name in ("pyspark", "py4j")]
+    assert spark and all(q.marker and q.marker.evaluate({"extra": "spark"}) for q in spark)
+    assert not any(q.marker.evaluate({"extra": ""}) for q in spark)  # not without the extra
+    python = _venv("3.5")
+    report = tmp_path / "report.json"
+    cmd = [str(python), "-m", "pip", "install", "--dry-run", "-q", "--report", str(report),
+           str(wheel)]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    names = [i["metadata"]["name"] for i in json.loads(report.read_text())["install"]]
+    assert names == ["curate-pipeline"], names
+    assert _pyspark_version(python).startswith("3.5.")
+
+
+def _pyspark_version(python: Path) -> str:
+    return subprocess.run([str(python), "-c", "import pyspark; print(pyspark.__version__)"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+
+
 @pytest.fixture(scope="session")
 def packed(tmp_path_factory) -> Path:
     """`curate pack` run as a user runs it: a fresh venv, the package installed, venv-pack."""

@@ -13,9 +13,10 @@ The archive is built by a real packer, never a hand-rolled tar:
   `ENV/bin/pip install -c requirements.lock .`), interpreter included, so nodes whose Python
   is another minor version (Dataproc's Spark 3.5 engine on GKE: Python 3.8) run it.
 
-pyspark and py4j are left out by default: the cluster's own Spark puts its pyspark first on
-the workers' path, and an archive copy of another version would only be shipped and shadowed
-(`--with-pyspark` keeps them, for nodes with a JVM but no Spark Python). Models and the
+pyspark and py4j are left out by default (they are the package's `spark` extra): the cluster's
+own Spark puts its pyspark first on the workers' path, and an archive copy of another version
+would only be shipped and shadowed (`--with-pyspark` adds them, for nodes with a JVM but no
+Spark Python). Models and the
 tokenizer are not packed: they travel with the job (SparkContext.addFile).
 """
 
@@ -31,7 +32,6 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
-LEFT_OUT = ("pyspark", "py4j")
 INFO = "curate-pack.json"  # written into the environment: what it holds and how it was made
 
 
@@ -118,12 +118,11 @@ def build_venv(
     root = _checkout()
     _run([python, "-m", "venv", str(env)], "creating the virtual environment")
     pip = [str(env / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    extras = (*extras, "spark") if with_pyspark else extras  # pyspark: the `spark` extra
     spec = f"{root}[{','.join(extras)}]" if extras else str(root)
     _run([*pip, "install", "--upgrade", "pip"], "upgrading pip (an old one fails on extras)")
     _run([*pip, "install", "--no-input", "-c", str(root / "requirements.lock"), spec],
          "installing the package and its run dependencies")  # fmt: skip
-    if not with_pyspark:
-        _run([*pip, "uninstall", "-y", *LEFT_OUT], "leaving pyspark out")
     site = _site_packages(env)
     if _editable(site):
         raise PackError(f"{env}: editable installs {_editable(site)} cannot be packed")
