@@ -383,6 +383,7 @@ def _run(args: argparse.Namespace) -> int:
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
+    from pipeline.engine.executor_check import ExecutorCheckError
     from pipeline.outputs.publish.versions import VersionConflict
     from pipeline.run.orchestrate import NoRecords, TooManyUnreadable, run
     from pipeline.run.output_lock import OutputBusy
@@ -405,6 +406,13 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     except ConfigError as e:  # a setting the run needs (the cores to size for): before work
         print(f"curate: {e}", file=sys.stderr)
+        return 2
+    except ExecutorCheckError as e:  # a node that cannot do the work: before any chunk
+        lines = str(e).splitlines()
+        print(f"curate: the executors cannot run this job ({len(lines)} problem(s)):",
+              file=sys.stderr)  # fmt: skip
+        for line in lines:
+            print(f"  {line}", file=sys.stderr)
         return 2
     except Exception as e:  # surface the first line of a task failure, not a JVM stack
         msg = str(e)

@@ -84,7 +84,75 @@ def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample
     manifest = json.loads((published(out) / "manifest.json").read_text())
     assert manifest["spark"]["master"] == cluster["master"]
     assert manifest["spark"]["shuffle_partitions"] == "7"
+    said = proc.stdout + proc.stderr
+    assert "executor check: 2 task(s) on 1 host(s)" in said  # passed: the run went on
     assert full_outputs(out) == full_outputs(local)
+
+
+def _other_python() -> tuple[str, str] | None:
+    """A Python of another minor version than this one (pyenv's, where the machine has it)."""
+    import glob
+
+    mine = "{}.{}".format(*sys.version_info[:2])
+    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1*/bin/python3.1*")))
+    found += [p for p in (shutil.which(f"python3.{m}") for m in (12, 13, 10)) if p]
+    for cand in found:
+        try:
+            code = "import sys; print('%d.%d' % sys.version_info[:2])"
+            v = subprocess.run([cand, "-c", code], capture_output=True, text=True, timeout=30)
+            v = v.stdout.strip()
+        except OSError:
+            continue
+        if v and v != mine and not v.endswith("-config"):
+            return cand, v
+    return None
+
+
+def _problems(stderr: str) -> list[str]:
+    """The lines a refused executor check prints under its heading."""
+    _, _, after = stderr.partition("curate: the executors cannot run this job")
+    return [ln for ln in after.splitlines()[1:] if ln.startswith("  ")]
+
+
+def _curate_on(cluster: dict, args: list[str], env: dict) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pipeline.cli", "run", "--master", cluster["master"],
+           "--config", str(ROOT / "conf" / "cluster.yaml"), *args]  # fmt: skip
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_executor_check_names_a_wrong_python(cluster, sample_warc, tmp_path):
+    """Issue 63: an executor whose Python is another minor version than the driver's: the run
+    stops before any chunk with one line naming the executor, both versions and the fix."""
+    other = _other_python()
+    if other is None:
+        pytest.skip("no Python of another minor version on this machine")
+    env = {**os.environ, "PYSPARK_PYTHON": other[0]}
+    out = tmp_path / "out"
+    r = _curate_on(cluster, ["--input", str(sample_warc), "--output", str(out)], env)
+    lines = _problems(r.stderr)
+    assert r.returncode == 2 and len(lines) == 1, r.stderr[-3000:]
+    mine = "{}.{}".format(*sys.version_info[:2])
+    assert f"Python {other[1]} where the driver runs {mine}" in lines[0]
+    assert lines[0].startswith("  executors on 1") and "spark.pyspark.python" in lines[0]
+    assert not (out / "_stages" / "documents").exists() or not any(
+        (out / "_stages" / "documents").rglob("*.parquet")
+    )  # nothing ran
+
+
+def test_executor_check_names_missing_store_credentials(cluster, s3, sample_warc, tmp_path):
+    """Issue 63: the driver reaches the store (its AWS_* variables), the executors were given
+    nothing: one line names the input, the executors and where their credentials go."""
+    from s3_server import BUCKET
+
+    client, s3_env, _ = s3
+    client.upload_file(str(sample_warc), BUCKET, "check/sample.warc.gz")
+    uri = f"s3://{BUCKET}/check/sample.warc.gz"
+    env = {**os.environ, **s3_env, "PYSPARK_PYTHON": sys.executable}
+    r = _curate_on(cluster, ["--input", uri, "--output", str(tmp_path / "out")], env)
+    lines = _problems(r.stderr)
+    assert r.returncode == 2 and len(lines) == 1, r.stderr[-3000:]
+    assert lines[0].startswith("  executors on ") and f"input {uri} cannot be reached" in lines[0]
+    assert "spark.executorEnv.AWS_" in lines[0]
 
 
 def _cluster_cfg():

@@ -24,6 +24,10 @@ class SparkConf(_Section):
     # `curate jvm-archive`); it maps Spark's classes instead of loading them one by one.
     # Relative to the working directory, then the project root; missing = not used.
     class_archive: str | None = "build/spark-cds.jsa"
+    # On a cluster, before the first chunk: one task per executor core checks its Python
+    # version, the job's dependencies, the stores' credentials and the shipped models, and
+    # the run stops with one line per problem (engine/executor_check.py). Local mode: skipped.
+    executor_check: bool = True
 
 
 class InputConf(_Section):

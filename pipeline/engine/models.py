@@ -174,6 +174,12 @@ def ship(spark, path: Path) -> str:
     return path.name
 
 
+def shipped_names(spark) -> list[str]:
+    """The names the files shipped in this session are opened by on executors."""
+    app = spark.sparkContext.applicationId
+    return sorted(Path(p).name for a, p in _shipped if a == app)
+
+
 def preload_model(path: str | Path, loader: Callable[[str], Any], variant: str = "") -> None:
     """Load the model that will be shipped from `path` ahead of its first use in this process
     (the local worker daemon does, before it forks); load_shipped then finds it."""

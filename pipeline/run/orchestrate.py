@@ -39,7 +39,8 @@ from pyspark.sql import SparkSession
 from pipeline.config import Config, ConfigError
 from pipeline.document.extract import extractor_provenance
 from pipeline.engine.capacity import capacity
-from pipeline.engine.models import digest
+from pipeline.engine.executor_check import check_executors, wanted_for
+from pipeline.engine.models import digest, shipped_names
 from pipeline.engine.storage import (
     StorageError,
     check_shared_output,
@@ -295,6 +296,10 @@ def _run_stages(
         warm.join(timeout=120)
     t_docs = time.perf_counter()
     built = {st.name: st.step(spark, cfg) for st in stepped}  # on the driver: load, ship
+    if cfg.spark.executor_check and not sc.master.startswith("local"):
+        # before any chunk: every executor has what the work needs (its Python, the job's
+        # dependencies, the stores' credentials, the shipped models), or one line says why not
+        check_executors(spark, wanted_for(spark, files, out.uri, shipped_names(spark)))
     # the inputs' sizes and mtimes, read once: the chunks' fingerprints and the commit's
     # record of what an append may extend (one listing per folder on a store)
     stamps = input_stamps(files)

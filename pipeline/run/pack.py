@@ -101,13 +101,42 @@ def _python_version(python: Path) -> str:
     return r.stdout.strip()
 
 
+_LEGACY_GLIBC = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+
+
+def glibc_needed(site: Path) -> tuple[int, int] | None:
+    """The newest glibc the installed wheels need: for each wheel the oldest of its manylinux
+    tags (any one of them serves), over every wheel the newest (None: no manylinux wheel)."""
+    import re
+
+    newest: tuple[int, int] | None = None
+    for wheel in site.glob("*.dist-info/WHEEL"):
+        needs = []
+        for line in wheel.read_text(errors="replace").splitlines():
+            if not line.startswith("Tag:"):
+                continue
+            for plat in line.split("-")[-1].strip().split("."):
+                m = re.match(r"manylinux_(\d+)_(\d+)_", plat)
+                if m:
+                    needs.append((int(m.group(1)), int(m.group(2))))
+                elif plat.split("_")[0] in _LEGACY_GLIBC:
+                    needs.append(_LEGACY_GLIBC[plat.split("_")[0]])
+        if needs and (newest is None or min(needs) > newest):
+            newest = min(needs)
+    return newest
+
+
 def _describe(env: Path, tool: str, python: str, with_pyspark: bool) -> None:
+    """curate-pack.json in the environment: what it holds, and the CPU architecture and glibc
+    its wheels were built for, which the executor check compares with each node's."""
+    import platform
     from importlib import metadata
 
     (env / INFO).write_text(json.dumps({
         "package": "curate-pipeline", "version": metadata.version("curate-pipeline"),
         "tool": tool, "python": python, "pyspark_included": with_pyspark,
-        "lock": "requirements.lock",
+        "lock": "requirements.lock", "machine": platform.machine(),
+        "glibc_min": glibc_needed(_site_packages(env)),
     }, indent=2))  # fmt: skip
 
 
