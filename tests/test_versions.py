@@ -158,6 +158,39 @@ def test_the_packed_archive_holds_the_run_and_nothing_else(packed, tmp_path):
     print(f"archive {packed.stat().st_size / 2**20:.0f} MiB, {len(names):,} entries")
 
 
+def test_pack_from_an_installed_package(packed, tmp_path):
+    """Issue 63: `curate pack` where the package is installed (no checkout): the venv it is
+    installed in, packed as it is (pyspark left out), with the CPU and glibc recorded; the
+    environment is left as it was. The installed venv is the first archive, unpacked."""
+    import tarfile
+
+    env = tmp_path / "installed"
+    with tarfile.open(packed) as tar:
+        tar.extractall(env, filter="tar")
+    before = (env / "curate-pack.json").read_bytes()
+    out = tmp_path / "again.tar.gz"
+    r = subprocess.run([str(env / "bin" / "python"), "-m", "pipeline.cli", "pack", str(out)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-2000:] + "\n----\n" + r.stderr[-3000:]
+    assert f"packed {out}" in r.stdout
+    with tarfile.open(out) as tar:
+        names = tar.getnames()
+        info = json.load(tar.extractfile("curate-pack.json"))  # type: ignore[arg-type]
+    site = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages/"
+    tops = {n[len(site):].split("/")[0] for n in names if n.startswith(site)}  # fmt: skip
+    assert "pipeline" in tops and "pyarrow" in tops and "pyspark" not in tops
+    assert info["lock"] == "the installed environment" and info["pyspark_included"] is False
+    import platform
+
+    assert info["machine"] == platform.machine() and len(info["glibc_min"]) == 2
+    assert (env / "curate-pack.json").read_bytes() == before  # its own record, untouched
+    # extras it lacks: refused, naming the install
+    r = subprocess.run([str(env / "bin" / "python"), "-m", "pipeline.cli", "pack",
+                        str(tmp_path / "gpu.tar.gz"), "--extras", "gpu"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 2 and "pip install 'curate-pipeline[gpu]'" in r.stderr, r.stderr
+
+
 @pytest.fixture(scope="module", params=["4", "3.5"])
 def bare_cluster(request, tmp_path_factory):
     """Master and two 1-core workers from a Spark installation copied out of the version's

@@ -4,11 +4,12 @@ OUT.tar.gz#env`, `spark.pyspark.python=./env/bin/python`).
 
 The archive is built by a real packer, never a hand-rolled tar:
 
-- `venv-pack` (the default): a fresh virtual environment with the package installed from this
-  checkout (not editable: venv-pack refuses those) and its run dependencies at the versions of
-  requirements.lock. It does not carry the interpreter: every node needs the same Python minor
-  version (the packed one's, printed) at the path the archive names (`--python-prefix`, e.g.
-  `/usr` where nodes have /usr/bin/python3.11).
+- `venv-pack` (the default): from a checkout, a fresh virtual environment with the package
+  installed (not editable: venv-pack refuses those) and its run dependencies at the versions
+  of requirements.lock; from an installed package (`pip install curate-pipeline` into a venv),
+  that venv as it is. It does not carry the interpreter: every node needs the same Python
+  minor version (the packed one's, printed) at the path the archive names (`--python-prefix`,
+  e.g. `/usr` where nodes have /usr/bin/python3.11).
 - `conda-pack`: packs a conda environment you made (`conda create -p ENV python=3.11`, then
   `ENV/bin/pip install -c requirements.lock .`), interpreter included, so nodes whose Python
   is another minor version (Dataproc's Spark 3.5 engine on GKE: Python 3.8) run it.
@@ -16,8 +17,9 @@ The archive is built by a real packer, never a hand-rolled tar:
 pyspark and py4j are left out by default (they are the package's `spark` extra): the cluster's
 own Spark puts its pyspark first on the workers' path, and an archive copy of another version
 would only be shipped and shadowed (`--with-pyspark` adds them, for nodes with a JVM but no
-Spark Python). Models and the
-tokenizer are not packed: they travel with the job (SparkContext.addFile).
+Spark Python). Models and the tokenizer are not packed: they travel with the job
+(SparkContext.addFile). The archive's curate-pack.json records the CPU architecture and the
+newest glibc its wheels need; the executor check compares them with each node's.
 """
 
 from __future__ import annotations
@@ -61,13 +63,77 @@ class Packed:
         ]
 
 
+def from_checkout() -> bool:
+    """Whether this package runs from a checkout of the project (else: installed)."""
+    return (ROOT / "pyproject.toml").is_file() and (ROOT / "requirements.lock").is_file()
+
+
 def _checkout() -> Path:
-    if not (ROOT / "pyproject.toml").is_file() or not (ROOT / "requirements.lock").is_file():
+    if not from_checkout():
         raise PackError(
             f"{ROOT}: no pyproject.toml and requirements.lock here; curate pack builds the "
             "archive from a checkout of the project (git clone, then curate pack)"
         )
     return ROOT
+
+
+def _missing_extras(extras: tuple[str, ...]) -> list[str]:
+    """The requirements of these extras that this environment lacks."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    missing = []
+    for text in metadata.requires("curate-pipeline") or []:
+        req = Requirement(text)
+        if req.marker and any(req.marker.evaluate({"extra": x}) for x in extras):
+            try:
+                metadata.version(req.name)
+            except metadata.PackageNotFoundError:
+                missing.append(req.name)
+    return missing
+
+
+def pack_installed(out: Path, extras: tuple[str, ...], with_pyspark: bool,
+                   python_prefix: str | None) -> str:  # fmt: skip
+    """The virtual environment this package is installed in, packed as it is (venv-pack's
+    own use): pyspark and py4j left out unless asked for; returns its Python's version."""
+    import venv_pack
+
+    env = Path(sys.prefix)
+    if not (env / "pyvenv.cfg").is_file():
+        raise PackError(
+            f"{env}: this Python is not a virtual environment; install the package into one "
+            "(python -m venv ENV; ENV/bin/pip install curate-pipeline) and run ENV/bin/curate "
+            "pack"
+        )
+    site = _site_packages(env)
+    if _editable(site):
+        raise PackError(f"{env}: editable installs {_editable(site)} cannot be packed")
+    missing = _missing_extras(extras)
+    if missing:
+        wanted = ",".join(extras)
+        raise PackError(f"{env} lacks {', '.join(missing)} for --extras {wanted}: pip install "
+                        f"'curate-pipeline[{wanted}]' there first")  # fmt: skip
+    rel = site.relative_to(env)
+    filters = [] if with_pyspark else [
+        ("exclude", f"{rel}/{name}{tail}") for name in ("pyspark", "py4j")
+        for tail in ("/*", "-*.dist-info/*")
+    ]  # fmt: skip
+    version = _python_version(env / "bin" / "python")
+    info = env / INFO
+    before = info.read_bytes() if info.is_file() else None
+    try:  # the record rides in the archive; the environment is left as it was
+        _describe(env, "venv-pack (installed environment)", version, with_pyspark and
+                  any(site.glob("pyspark-*.dist-info")))  # fmt: skip
+        venv_pack.pack(prefix=str(env), output=str(out), force=True, filters=filters,
+                       python_prefix=python_prefix, compress_level=4)  # fmt: skip
+    finally:
+        if before is None:
+            info.unlink(missing_ok=True)
+        else:
+            info.write_bytes(before)
+    return version
 
 
 def _run(cmd: list[str], what: str) -> None:
@@ -135,7 +201,8 @@ def _describe(env: Path, tool: str, python: str, with_pyspark: bool) -> None:
     (env / INFO).write_text(json.dumps({
         "package": "curate-pipeline", "version": metadata.version("curate-pipeline"),
         "tool": tool, "python": python, "pyspark_included": with_pyspark,
-        "lock": "requirements.lock", "machine": platform.machine(),
+        "lock": "requirements.lock" if from_checkout() else "the installed environment",
+        "machine": platform.machine(),
         "glibc_min": glibc_needed(_site_packages(env)),
     }, indent=2))  # fmt: skip
 
@@ -171,7 +238,13 @@ def pack(
         raise PackError(f"{output}: name the archive *.tar.gz (spark-submit --archives "
                         "unpacks .tar.gz, .tgz, .zip)")  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
-    if tool == "venv-pack":
+    if tool == "venv-pack" and not from_checkout() and python is None:
+        log.info("pack: packing the environment the package is installed in (%s)", sys.prefix)
+        version = pack_installed(out, extras, with_pyspark, python_prefix)
+        base = getattr(sys, "_base_executable", sys.executable)
+        interpreter = (f"{python_prefix.rstrip('/')}/bin/python{version}" if python_prefix
+                       else str(Path(base).resolve()))  # fmt: skip
+    elif tool == "venv-pack":
         import venv_pack
 
         base = python or getattr(sys, "_base_executable", sys.executable)
