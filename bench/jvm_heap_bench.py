@@ -41,14 +41,14 @@ HEAP_FLAGS = ("-Xms", "-XX:MinHeapFreeRatio", "-XX:MaxHeapFreeRatio")
 
 def variants() -> dict[str, str]:
     default = yaml.safe_load((ROOT / "conf" / "default.yaml").read_text())
-    opts = default["spark"]["conf"][OPTS_KEY]
+    opts = default["spark"]["local_conf"][OPTS_KEY]
     without = " ".join(o for o in opts.split() if not o.startswith(HEAP_FLAGS))
     return {"default": opts, "jvm_default_heap": without}
 
 
 def run(name: str, opts: str) -> dict:
     cfg = yaml.safe_load((ROOT / "bench" / "work" / "e2e" / "ours.yaml").read_text())
-    cfg["spark"]["conf"][OPTS_KEY] = opts
+    cfg["spark"]["local_conf"][OPTS_KEY] = opts
     conf = WORK / f"{name}.yaml"
     conf.write_text(yaml.safe_dump(cfg))
     out = WORK / name

@@ -32,10 +32,10 @@ def main() -> int:
     res: dict = {"date": time.strftime("%Y-%m-%d"), "files": len(files)}
     for name in ("jvm_default_heap", "default"):
         cfg = load_config(ROOT / "conf" / "default.yaml")
-        opts = cfg.spark.conf[OPTS_KEY]
+        opts = cfg.spark.local_conf[OPTS_KEY]
         if name == "jvm_default_heap":
             opts = " ".join(o for o in opts.split() if not o.startswith(HEAP_FLAGS))
-        cfg.spark.conf[OPTS_KEY] = opts
+        cfg.spark.local_conf[OPTS_KEY] = opts
         conf = WORK / f"heap-{name}.yaml"
         conf.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
         out = WORK / "runs" / f"heap-{name}"

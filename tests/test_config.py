@@ -85,3 +85,18 @@ def test_a_partial_config_is_read_over_conf_default_yaml(tmp_path):
     assert r.returncode == 0
     line = next(x for x in r.stdout.splitlines() if x.startswith("langid.threshold:"))
     assert line.split("#")[1].strip() == str(part)
+
+
+def test_local_settings_never_reach_a_cluster():
+    """Issue 63: this machine's UI off and C1/serial-GC JVM are local mode's alone; a cluster
+    (any deploy config read over the defaults) keeps Spark's and the platform's own."""
+    from pipeline.engine.spark import config_settings
+
+    for name in ("conf/default.yaml", "deploy/emr/curate.yaml", "deploy/dataproc/curate.yaml"):
+        cfg = load_config(ROOT / name)
+        local, cluster = config_settings(cfg, True), config_settings(cfg, False)
+        assert local["spark.ui.enabled"] == "false" and "UseSerialGC" in local[
+            "spark.driver.extraJavaOptions"]  # fmt: skip
+        assert "spark.ui.enabled" not in cluster, name
+        assert not any("TieredStopAtLevel" in v or "SerialGC" in v for v in cluster.values())
+        assert cluster["spark.sql.parquet.columnarReaderBatchSize"] == "256"  # the run's own

@@ -21,6 +21,35 @@ from pipeline.engine.capacity import plan_capacity
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 PYTHON_GB_PER_CORE = 1.5  # docs/running.md: executors (~550 MiB measured per worker, x headroom)
+# The platforms' documented names, checked against these rather than against the recipes:
+# YARN's capacity scheduler (Hadoop docs: "yarn.scheduler.capacity.resource-calculator",
+# DefaultResourceCalculator uses only memory), EMR's configuration classifications, the
+# Databricks Jobs API's access modes (Clusters API `data_security_mode`: SINGLE_USER is
+# dedicated; USER_ISOLATION, standard, forbids RDDs and SparkContext) and runtime versions
+# (the LTS runtimes 15.4, 16.4, 17.3: Spark 3.5.0, 3.5.2, 4.0.0), Dataproc image versions
+DOMINANT = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
+EMR_CLASSIFICATIONS = {"capacity-scheduler", "spark-defaults", "yarn-site", "spark-env"}
+DATABRICKS_DEDICATED = {"SINGLE_USER", "DATA_SECURITY_MODE_DEDICATED"}
+DATABRICKS_LTS = {"15.4", "16.4", "17.3"}
+SNAPSHOT_FILES, FILE_BYTES = 90_000, 1_100_000_000  # a Common Crawl snapshot
+
+
+def _driver_needs_gb() -> float:
+    """The driver's memory for a snapshot, as `curate plan` estimates it (run/plan.py)."""
+    from pipeline.config import Config
+    from pipeline.run.plan import make_plan
+
+    files = [f"s3://commoncrawl/crawl-data/CC/{i:05d}.warc.gz" for i in range(SNAPSHOT_FILES)]
+    return make_plan(Config(), files, 1600, FILE_BYTES)["driver_memory_bytes"] / 2**30
+
+
+def _check_driver(confs: dict[str, str]) -> None:
+    """In cluster deploy mode the Python driver lives in the container's overhead: it must
+    hold the plan's estimate; the JVM heap the task and file metadata."""
+    need = _driver_needs_gb()
+    assert 1.5 < need < 4, need  # the plan's own figure (~2.1 GB)
+    assert _gb(confs["spark.driver.memoryOverhead"]) >= need
+    assert _gb(confs["spark.driver.memory"]) >= 2
 
 
 def _gb(text: str) -> float:
@@ -77,23 +106,33 @@ def test_emr_step_ships_the_archive_and_sizes_for_max_executors():
     cap = plan_capacity({"spark.dynamicAllocation.enabled": "true", **confs}, "yarn", 2,
                         cluster_cores=2000, cluster_source="YARN")  # fmt: skip
     assert cap.cores == 1600
+    _check_driver(confs)
+    made = json.loads((DEPLOY / "emr" / "configurations.json").read_text())
+    assert {c["Classification"] for c in made} <= EMR_CLASSIFICATIONS
+    props = {c["Classification"]: c["Properties"] for c in made}
+    assert props["capacity-scheduler"]["yarn.scheduler.capacity.resource-calculator"] == DOMINANT
+    assert props["spark-defaults"]["spark.eventLog.enabled"] == "true"
     bootstrap = DEPLOY / "emr" / "bootstrap-python311.sh"
     assert subprocess.run(["bash", "-n", str(bootstrap)]).returncode == 0
     assert "python3.11" in bootstrap.read_text()
 
 
-def test_dataproc_submit_ships_the_archive_in_cluster_mode():
-    script = DEPLOY / "dataproc" / "submit.sh"
+def _gcloud(script: Path, command: str) -> tuple[str, list[str], dict, dict]:
+    """A gcloud script's text, its command's words, flags and Spark properties."""
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
     text = script.read_text()
-    command = text[text.index("gcloud dataproc jobs submit pyspark") :].replace("\\\n", " ")
-    words = shlex.split(command)
-    assert words[:4] == ["gcloud", "dataproc", "jobs", "submit"] and words[4] == "pyspark"
+    words = shlex.split(text[text.index(command) :].replace("\\\n", " "))
+    assert words[:5] == command.split()
     assert words[5].startswith("gs://") and Path(words[5]).name == "curate.py"
     flags = dict(w.split("=", 1) for w in words[6 : words.index("--")] if "=" in w)
     props = flags["--properties"]
     assert props.startswith("^#^")  # gcloud's custom delimiter: values may hold commas
-    confs = dict(p.split("=", 1) for p in props[3:].split("#"))
+    return text, words, flags, dict(p.split("=", 1) for p in props[3:].split("#"))
+
+
+def test_dataproc_submit_ships_the_archive_in_cluster_mode():
+    text, words, flags, confs = _gcloud(DEPLOY / "dataproc" / "submit.sh",
+                                        "gcloud dataproc jobs submit pyspark")  # fmt: skip
     assert confs["spark.submit.deployMode"] == "cluster"
     _check_shipping(flags["--archives"], confs)
     _check_executors(confs)
@@ -104,25 +143,57 @@ def test_dataproc_submit_ships_the_archive_in_cluster_mode():
     assert dp.langid.model.startswith("gs://")
     assert not dp.output.single_writer  # gs:// is locked through Dataproc's GCS connector
     assert "--python-prefix /opt/conda/default" in text  # the nodes' Python, not ours
+    _check_driver(confs)
+    assert f"yarn.scheduler.capacity.resource-calculator={DOMINANT}" in text
+    assert "--image-version=2.2" in text or "--image-version=2.3" in text
 
 
-def test_databricks_job_runs_the_wheel_on_a_spark_4_runtime():
+def test_dataproc_serverless_batch_carries_its_python_and_states_its_cores():
+    text, words, flags, confs = _gcloud(DEPLOY / "dataproc" / "serverless.sh",
+                                        "gcloud dataproc batches submit pyspark")  # fmt: skip
+    assert flags["--version"] in ("2.2", "2.3")  # Serverless runtimes of Spark 3.5
+    assert confs["spark.pyspark.python"] == "./env/bin/python"
+    assert int(confs["spark.executor.cores"]) in (4, 8, 16)  # Serverless' allowed values
+    _check_executors(confs)
+    assert "conda-pack" in text  # runtime 2.2's Python is 3.12: the archive carries one
+    job = _job_args(words[words.index("--") + 1 :])
+    cfg = load_config(DEPLOY / "dataproc" / job.config)
+    most = int(confs["spark.dynamicAllocation.maxExecutors"]) * int(confs["spark.executor.cores"])
+    assert cfg.chunks.cores == most  # no resource manager to ask: the config states it
+    assert plan_capacity({**confs, "spark.dynamicAllocation.enabled": "true"}, "yarn", 2,
+                         cfg.chunks.cores).cores == most  # fmt: skip
+
+
+def test_databricks_job_runs_the_wheel_entry_point_in_dedicated_mode():
     job = json.loads((DEPLOY / "databricks" / "job.json").read_text())
     (task,) = job["tasks"]
-    runtime = task["new_cluster"]["spark_version"]
-    assert int(runtime.split(".")[0]) >= 17  # Databricks Runtime 17.x: Spark 4.0
+    cluster = task["new_cluster"]
+    runtime = cluster["spark_version"]
+    assert ".".join(runtime.split(".")[:2]) in DATABRICKS_LTS and runtime.endswith(
+        ("-scala2.12", "-scala2.13"))  # fmt: skip
+    # dedicated access mode (the job makes SparkContext and RDD calls), an instance profile
+    # for the S3 credentials of pyarrow and boto3 on every node
+    assert cluster["data_security_mode"] in DATABRICKS_DEDICATED and cluster["single_user_name"]
+    assert cluster["aws_attributes"]["instance_profile_arn"].startswith("arn:aws:iam::")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wheel = f"curate_pipeline-{project['version']}-py3-none-any.whl"
     assert [Path(lib["whl"]).name for lib in task["libraries"]] == [wheel]
-    py = task["spark_python_task"]
-    assert Path(py["python_file"]).name == "curate.py"
-    args = _job_args(py["parameters"])
+    # the wheel's own entry point (python_wheel_task: package_name, entry_point, parameters)
+    wt = task["python_wheel_task"]
+    assert set(wt) <= {"package_name", "entry_point", "parameters", "named_parameters"}
+    assert wt["package_name"].replace("_", "-") == project["name"]
+    assert wt["entry_point"] in project["scripts"]
+    assert wt["parameters"][0] == "run"
+    args = _parser().parse_args(wt["parameters"])
     assert Path(args.config).name == "curate.yaml"
+    # the runtime keeps its pyspark: the wheel asks for it only through the `spark` extra
+    assert not any(d.startswith("pyspark") for d in project["dependencies"])
     cfg = load_config(DEPLOY / "databricks" / "curate.yaml")
+    assert cfg.langid.model.startswith("s3://")  # a cloud URI, not a /Volumes FUSE path
     assert cfg.chunks.cores == 800  # autoscaling states no maxExecutors: the config does
-    assert plan_capacity(task["new_cluster"]["spark_conf"], "spark://driver:7077", 8,
+    assert plan_capacity(cluster["spark_conf"], "spark://driver:7077", 8,
                          cfg.chunks.cores).cores == 800  # fmt: skip
-    _check_executors({"spark.executor.cores": "4", **task["new_cluster"]["spark_conf"]})
+    _check_executors({"spark.executor.cores": "4", **cluster["spark_conf"]})
 
 
 def test_kubernetes_application_runs_the_image_with_python_memory_and_an_account():
@@ -155,6 +226,19 @@ def test_kubernetes_application_runs_the_image_with_python_memory_and_an_account
               "spark.executor.instances": str(ex["instances"])}  # fmt: skip
     cap = plan_capacity(static, "k8s://x", 2)
     assert cap.cores == ex["instances"] * ex["cores"]
+    # production settings: the built-in defaults (local mode's never reach a cluster), the
+    # event log on a volume the driver mounts, the driver sized by the plan, both roles on the
+    # service account whose IAM role (EKS IRSA) gives the store's credentials
+    assert args.config == "/opt/curate/conf/default.yaml"
+    assert conf["spark.eventLog.enabled"] == "true"
+    vol = conf["spark.eventLog.dir"].removeprefix("file://")
+    assert any(m["mountPath"] == vol for m in spec["driver"]["volumeMounts"])
+    _check_driver({"spark.driver.memory": spec["driver"]["memory"],
+                   "spark.driver.memoryOverhead": spec["driver"]["memoryOverhead"]})  # fmt: skip
+    assert ex["serviceAccount"] == spec["driver"]["serviceAccount"]
+    account = next(d for d in docs if d["kind"] == "ServiceAccount")
+    assert account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].startswith(
+        "arn:aws:iam::")  # fmt: skip
 
 
 def test_the_image_and_the_archive_install_what_the_s3_lock_imports():

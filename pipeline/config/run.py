@@ -16,6 +16,10 @@ class SparkConf(_Section):
     arrow_batch_rows: int = Field(64, ge=1)
     # Extra `spark.*` settings passed to the session builder as they are.
     conf: dict[str, str] = Field(default_factory=dict)
+    # `spark.*` settings for local mode only, where this machine's driver JVM runs the tasks
+    # (the UI off, the JVM tuned for a small machine); `conf` wins over them. A cluster gets
+    # Spark's and its platform's own (the UI, the event log, the JIT and GC of a server).
+    local_conf: dict[str, str] = Field(default_factory=dict)
     # Shuffle partitions of the corpus stages per core, unless spark.sql.shuffle.partitions
     # is set (in `conf` or by spark-submit): every core busy, each partition's narrow rows
     # small; adaptive execution merges partitions left small.

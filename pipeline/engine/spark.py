@@ -82,6 +82,16 @@ def store_environment(cfg: Config) -> dict[str, str]:
     return env
 
 
+def config_settings(cfg: Config, local: bool) -> dict[str, str]:
+    """The config's Spark settings for a session: `spark.local_conf` only in local mode (this
+    machine's UI off and small-machine JVM never reach a cluster), `spark.conf` over them."""
+    conf = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(cfg.spark.arrow_batch_rows)}
+    if local:
+        conf.update(cfg.spark.local_conf)
+    conf.update(cfg.spark.conf)
+    return conf
+
+
 def get_spark(
     cfg: Config, master: str | None = None, java_opts: str = "", quiet: bool = False
 ) -> SparkSession:
@@ -99,8 +109,7 @@ def get_spark(
         # Workers must run this interpreter (the venv's), not whatever `python3` is on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-    conf = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(cfg.spark.arrow_batch_rows)}
-    conf.update(cfg.spark.conf)
+    conf = config_settings(cfg, local)
     if local:
         archive = class_archive(cfg)
         extra = f"-XX:SharedArchiveFile={archive}" if archive and not java_opts else ""
