@@ -194,7 +194,7 @@ class Location:
             with filesystem.open_input_stream(path) as fh:
                 return fh.read()
 
-        return whole() if self.is_local else patiently(whole)
+        return whole() if self.is_local else patiently(whole, store_key(self.uri))
 
     def read_text(self) -> str:
         return self.read_bytes().decode("utf-8")
@@ -226,7 +226,7 @@ class Location:
         filesystem, path = self.fs()
         if self.is_local:
             return filesystem.open_input_file(path)
-        return _PatientInput(lambda: filesystem.open_input_file(path))
+        return _PatientInput(lambda: filesystem.open_input_file(path), store_key(self.uri))
 
     def open_output(self):
         """A new file, streamed (a multipart upload on S3: visible only once closed)."""
@@ -430,22 +430,36 @@ def _patient(filesystem):
 _GONE = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 
 
-def patiently(call):
+def store_key(uri: str) -> str:
+    """The store a location is on (scheme and bucket or host): what a shared back-off keys."""
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme else "file"
+
+
+def patiently(call, store: str = ""):
     """`call()`, again with jittered back-off while it fails with a transient OSError (a
-    body cut short, a refused request past the SDK's retries), for up to the patience."""
+    body cut short, a refused request past the SDK's retries), for up to the patience. A
+    throttled failure (SlowDown, 503, 429) pauses every worker of this executor that asks
+    `store` for as long (pipeline/backoff.py); each attempt first waits out such a pause."""
     import random
     import time
 
+    from pipeline import backoff
+
     deadline, attempt = time.monotonic() + patience_s(), 0
     while True:
+        backoff.wait_turn(store, deadline)
         try:
             return call()
         except _GONE:
             raise
-        except OSError:
+        except OSError as e:
             if time.monotonic() >= deadline:
                 raise
-            time.sleep(min(0.5 * 2**attempt * (0.5 + random.random()), BACKOFF_CAP_S))  # noqa: S311
+            delay = min(0.5 * 2**attempt * (0.5 + random.random()), BACKOFF_CAP_S)  # noqa: S311
+            if backoff.is_throttle(e):
+                backoff.note_throttle(store, delay)  # the executor's other workers wait too
+            time.sleep(delay)
             attempt += 1
 
 
@@ -454,10 +468,10 @@ class _PatientInput(io.RawIOBase):
     token shards): a read that fails is retried at the same offset on a reopened file, within
     the patience (the AWS SDK does not retry a GetObject whose body was cut)."""
 
-    def __init__(self, opener):
+    def __init__(self, opener, store: str = ""):
         super().__init__()
-        self._opener = opener
-        self._f = patiently(opener)
+        self._opener, self._store = opener, store
+        self._f = patiently(opener, store)
         self._size = self._f.size()
         self._pos = 0
 
@@ -488,7 +502,7 @@ class _PatientInput(io.RawIOBase):
                 self._f = self._opener()  # a fresh connection for the next attempt
                 raise
 
-        return patiently(once)
+        return patiently(once, self._store)
 
     def read(self, n: int = -1) -> bytes:
         n = self._size - self._pos if n is None or n < 0 else min(n, self._size - self._pos)

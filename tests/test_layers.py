@@ -113,8 +113,8 @@ def test_no_import_cycles_between_modules():
 # per-document logic and the example-data writers stand on it; Spark plumbing (engine) on
 # them; the stages on the engine; the outputs (mixture, report, explorer) on the stages; the
 # run on everything; the CLI on top.
-FLOORS = {"config": 0, "location.py": 0, "markers.py": 0, "outputs/publish": 0, "__init__.py": 0,
-          "document": 1,
+FLOORS = {"config": 0, "location.py": 0, "backoff.py": 0, "markers.py": 0, "outputs/publish": 0,
+          "__init__.py": 0, "document": 1,
           "examples": 1, "engine": 2, "stages": 3, "outputs": 4, "run": 5, "cli.py": 6}  # fmt: skip
 
 

@@ -233,7 +233,7 @@ class _ResumingStream:
         return pa.BufferedInputStream(f, self.buffer)
 
     def read(self, n: int = -1) -> bytes:
-        from pipeline.location import patience_s, patiently
+        from pipeline.location import patience_s, patiently, store_key
 
         def once() -> bytes:
             try:
@@ -247,7 +247,7 @@ class _ResumingStream:
                 raise
 
         try:
-            data = patiently(once)
+            data = patiently(once, store_key(self.path))
         except OSError as e:
             raise TransportError(f"{self.path}: reading at byte {self.pos} failed for "
                                  f"{patience_s():.0f} s: {e}") from e  # fmt: skip
