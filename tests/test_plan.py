@@ -40,6 +40,11 @@ def test_a_snapshot_on_1600_cores(snapshot):
     # chunks: docs/running.md's bound, ceil(input bytes / (cores x chunks.bytes_per_core)) + 1
     bound = math.ceil(total / (CORES * cfg.chunks.bytes_per_core)) + 1
     assert p["chunks"]["count"] <= bound <= 70
+    # requests to read a 1.1 GB WARC: at least one per 32 MiB range, at most a few more (a
+    # HEAD per split, the run-on into the next split): not the ~140 of 8 MiB ranges
+    rq = p["read_requests"]
+    assert math.ceil(FILE_BYTES / (32 << 20)) <= rq["per_file_min"] <= rq["per_file_max"] <= 45
+    assert rq["total"] <= 45 * 90_000
     # data/ files within 2x of bytes / target size; rejected/ one per core (its write reads
     # the whole documents store's reject columns), none below 32 MiB
     o = p["outputs"]["data"]

@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 
 from pipeline.config import Config
-from pipeline.document.warc.streams import is_url
+from pipeline.document.warc.streams import OBJECT_BUFFER, is_url
 from pipeline.location import Location
 from pipeline.run import sizing
 from pipeline.run.chunks import chunk_bytes, cut_chunks
@@ -45,6 +45,14 @@ def _splits(cfg: Config, cores: int, n_files: int) -> int:
     return cfg.read.splits_per_file or max(1, -(-2 * cores // n_files))
 
 
+def read_requests(size: int, splits: int) -> int:
+    """Requests to read one input of `size` bytes in `splits` tasks: each opens it (one HEAD)
+    and reads its range in OBJECT_BUFFER ranges, then runs on into the next split's range to
+    the first record starting there (one more range; none after the last)."""
+    per = -(-size // splits)
+    return splits * (1 + max(1, -(-per // OBJECT_BUFFER))) + (splits - 1)
+
+
 def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | None = None,
               appended: dict | None = None) -> dict:  # fmt: skip
     """The plan of a run over `files`; `appended` ({"version", "inputs", "kept"}: the output's
@@ -57,6 +65,9 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
     per_chunk = chunk_bytes(cfg, cores)
     chunks = cut_chunks(list(files), cfg.chunks.files, per_chunk, sizes=sizes)
     tasks = [len(c.files) * _splits(cfg, cores, len(c.files)) for c in chunks]
+    size_of = dict(zip(files, sizes, strict=True))
+    requests = [read_requests(size_of[f], _splits(cfg, cores, len(c.files)))
+                for c in chunks for f in c.files]  # fmt: skip
     r = sizing.estimate(total)
     shuffle = int(cfg.spark.conf.get("spark.sql.shuffle.partitions", 0)) or (
         cfg.spark.shuffle_partitions_per_core * cores
@@ -153,6 +164,12 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
             "file_bytes": cfg.output.file_bytes,
         },  # fmt: skip
         "driver_memory_bytes": driver,
+        "read_requests": {
+            "per_file_min": min(requests),
+            "per_file_max": max(requests),
+            "total": sum(requests),
+            "range_bytes": OBJECT_BUFFER,
+        },
         "core_hours": core_s / 3600,
         "wall_hours": core_s / 3600 / cores,
     }
@@ -214,6 +231,10 @@ def render(p: dict) -> str:
         f"rejected/      {o['rejected']['files']:,} files (~{_size(o['rejected']['bytes'])})",
         f"shards/        {o['shards']['files']:,} shards",
         f"driver memory  ~{_size(p['driver_memory_bytes'])}",
+        f"read requests  {p['read_requests']['per_file_min']:,}-"
+        f"{p['read_requests']['per_file_max']:,} per input file "
+        f"({_size(p['read_requests']['range_bytes'])} ranges; "
+        f"{p['read_requests']['total']:,} in all)",
         f"core-hours     ~{p['core_hours']:,.0f} (~{p['wall_hours']:,.1f} h on {p['cores']:,} "
         "cores, at this machine's measured rates)",
     ]
