@@ -38,11 +38,11 @@ $(LID): | $(BIN)/curate
 	$(BIN)/curate fetch-lid --output $@
 
 # The default quality classifier: a toy naive Bayes trained on Spark from example texts the
-# project writes itself (pipeline/examples/quality_texts.py), so runs and tests work offline.
-$(EXAMPLES) &: pipeline/examples/quality_texts.py | $(BIN)/curate
+# project writes itself (curate_pipeline/examples/quality_texts.py), so runs and tests work offline.
+$(EXAMPLES) &: curate_pipeline/examples/quality_texts.py | $(BIN)/curate
 	$(BIN)/curate quality-examples --output build/quality
 
-$(QUALITY): $(EXAMPLES) pipeline/document/quality/tokens.py pipeline/document/text/words.py
+$(QUALITY): $(EXAMPLES) curate_pipeline/document/quality/tokens.py curate_pipeline/document/text/words.py
 	@echo "setup: training the toy quality model for the tests on Spark (about 30 s)"
 	$(BIN)/curate train-quality --config conf/default.yaml --good build/quality/good.txt \
 		--bad build/quality/bad.txt --output $@
@@ -56,7 +56,7 @@ setup: $(BIN)/curate $(LID) $(QUALITY) $(CDS)
 
 models: $(LID) $(QUALITY)
 
-$(SAMPLE): $(BIN)/curate pipeline/examples/sample.py
+$(SAMPLE): $(BIN)/curate curate_pipeline/examples/sample.py
 	$(BIN)/curate sample --output $@
 
 run: setup $(SAMPLE)
@@ -69,10 +69,10 @@ demo: setup
 # A standalone cluster on 127.0.0.1: a master and two 1-core workers (pids and logs in
 # build/cluster/); cluster-down stops exactly those pids.
 cluster-up: setup
-	$(BIN)/python -m pipeline.engine.cluster up --run-dir build/cluster --workers 2 --port 7077
+	$(BIN)/python -m curate_pipeline.engine.cluster up --run-dir build/cluster --workers 2 --port 7077
 
 cluster-down:
-	$(BIN)/python -m pipeline.engine.cluster down --run-dir build/cluster
+	$(BIN)/python -m curate_pipeline.engine.cluster down --run-dir build/cluster
 
 # Two test processes (pytest-xdist, a module per process at a time): on 2 cores a Spark
 # test's driver often waits on its JVM or a subprocess; each process shares one SparkSession.
@@ -105,8 +105,8 @@ pack: setup
 	$(BIN)/curate pack build/curate-env.tar.gz
 
 lint: setup $(TOOLS)
-	$(BIN)/ruff check pipeline jobs tests bench
-	$(BIN)/ruff format --check pipeline jobs tests bench
+	$(BIN)/ruff check curate_pipeline jobs tests bench
+	$(BIN)/ruff format --check curate_pipeline jobs tests bench
 
 bench: setup $(TOOLS)
 	$(BIN)/python bench/read_bench.py
@@ -163,7 +163,7 @@ bench-rules: setup $(TOOLS) $(ANCHOR)/bin/datatrove-ready
 # The extraction chooser (docs/extraction.md): four public benchmarks (two in ../shared/data, two
 # cloned at the commits bench/extract_benchmarks.py names), every candidate extractor on every
 # page, rs-trafilatura in a Python 3.12 of its own where one is found, the leave-one-benchmark-
-# out training that writes pipeline/document/extract_chooser.json, then the strategies measured
+# out training that writes curate_pipeline/document/extract_chooser.json, then the strategies measured
 # through the pipeline's own extraction (about 15 minutes on 2 cores).
 EXTRACT_REPOS ?= bench/work/repos
 PY312 ?= python3.12

@@ -37,14 +37,14 @@ RUN = """
 import json, sys, time
 from pathlib import Path
 from pyspark.sql import functions as F
-from pipeline.outputs.publish import versions
-from pipeline.config import load_config
-from pipeline.document.warc.records import OFFSET_BITS
-from pipeline.engine.spark import get_spark
-from pipeline.location import Location
-from pipeline.run.corpus_half import corpus_half
-from pipeline.stages.prior_dedup import index_settings
-from pipeline.stages.registry import enabled_stages
+from curate_pipeline.outputs.publish import versions
+from curate_pipeline.config import load_config
+from curate_pipeline.document.warc.records import OFFSET_BITS
+from curate_pipeline.engine.spark import get_spark
+from curate_pipeline.location import Location
+from curate_pipeline.run.corpus_half import corpus_half
+from curate_pipeline.stages.prior_dedup import index_settings
+from curate_pipeline.stages.registry import enabled_stages
 mode, docs_dir, out, n_inputs, first_new = sys.argv[1], Path(sys.argv[2]), \\
     Location.of(sys.argv[3]), int(sys.argv[5]), int(sys.argv[6])
 cfg = load_config(sys.argv[4])
@@ -110,8 +110,8 @@ def measured(mode: str, docs: Path, out: Path, n_inputs: int, first_new: int) ->
 def exchanges(run: dict) -> dict:
     """Each corpus step's shuffle bytes from Spark's metrics beside what `curate plan`'s
     figures (run/sizing.py) predict for the documents it measured."""
-    from pipeline.config import load_config
-    from pipeline.run import sizing
+    from curate_pipeline.config import load_config
+    from curate_pipeline.run import sizing
 
     cfg = load_config(CFG)
     rejected = run["counts"]["rejected"]

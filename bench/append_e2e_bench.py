@@ -90,7 +90,7 @@ def _decisions(out: Path, prefix: str) -> dict[str, str]:
     """id -> 'kept' or 'stage:reason', for the documents whose id starts with `prefix`."""
     import pyarrow.parquet as pq
 
-    from pipeline.outputs.publish import versions
+    from curate_pipeline.outputs.publish import versions
 
     v = versions.current(out)
     got = {}

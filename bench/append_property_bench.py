@@ -37,9 +37,9 @@ def main() -> None:
     p.add_argument("--files", type=int, default=8)
     p.add_argument("--per-file", type=int, default=400)
     a = p.parse_args()
-    from pipeline.config import load_config
-    from pipeline.engine.spark import get_spark
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.config import load_config
+    from curate_pipeline.engine.spark import get_spark
+    from curate_pipeline.run.orchestrate import run
 
     cfg = load_config(ROOT / "conf" / "default.yaml")
     cfg.chunks.files = 1

@@ -32,10 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import ClassifierConf  # noqa: E402
-from pipeline.document.quality.classifiers import load_classifier  # noqa: E402
-from pipeline.document.quality.preprocess import dclm  # noqa: E402
-from pipeline.examples.classifier_models import transformer_folder  # noqa: E402
+from curate_pipeline.config import ClassifierConf  # noqa: E402
+from curate_pipeline.document.quality.classifiers import load_classifier  # noqa: E402
+from curate_pipeline.document.quality.preprocess import dclm  # noqa: E402
+from curate_pipeline.examples.classifier_models import transformer_folder  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "results"

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from pss import PeakPss  # noqa: E402
 
-from pipeline.config import load_config  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
 WORK = ROOT / "bench" / "work" / "corpus"
@@ -65,9 +65,9 @@ def edit(text: str, rng: random.Random) -> str:
 
 
 def _steps(rows: list[dict]) -> list[dict]:
-    from pipeline.stages.exact_dedup import key_step
-    from pipeline.stages.near_dedup import signature_step
-    from pipeline.stages.tokenize import tokens_step
+    from curate_pipeline.stages.exact_dedup import key_step
+    from curate_pipeline.stages.near_dedup import signature_step
+    from curate_pipeline.stages.tokenize import tokens_step
 
     cfg = load_config(CFG)
     for step in (key_step(None, cfg), signature_step(None, cfg), tokens_step(None, cfg)):
@@ -113,12 +113,12 @@ RUN = """
 import json, sys, time
 from pathlib import Path
 from pyspark.sql import functions as F
-from pipeline.config import load_config
-from pipeline.engine.spark import get_spark
-from pipeline.stages.exact_dedup import exact_dedup
-from pipeline.stages.near_dedup import near_dedup
-from pipeline.outputs.mixture.write import write_mixture
-from pipeline.run.outcomes import count_outcomes
+from curate_pipeline.config import load_config
+from curate_pipeline.engine.spark import get_spark
+from curate_pipeline.stages.exact_dedup import exact_dedup
+from curate_pipeline.stages.near_dedup import near_dedup
+from curate_pipeline.outputs.mixture.write import write_mixture
+from curate_pipeline.run.outcomes import count_outcomes
 docs_dir, out = Path(sys.argv[1]), Path(sys.argv[2])
 cfg = load_config(sys.argv[3])
 cfg.shards.rows_per_shard = 2000

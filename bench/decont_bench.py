@@ -29,10 +29,10 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import DecontaminationConf, EvalSet, ExtractConf  # noqa: E402
-from pipeline.document.extract import extract_text  # noqa: E402
-from pipeline.document.text.decontamination import check  # noqa: E402
-from pipeline.stages.decontamination import load_index  # noqa: E402
+from curate_pipeline.config import DecontaminationConf, EvalSet, ExtractConf  # noqa: E402
+from curate_pipeline.document.extract import extract_text  # noqa: E402
+from curate_pipeline.document.text.decontamination import check  # noqa: E402
+from curate_pipeline.stages.decontamination import load_index  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 WCXB = DATA / "extraction" / "wcxb_dev"

@@ -39,8 +39,8 @@ from datasketch import MinHash
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import Config, load_config  # noqa: E402
-from pipeline.document.dedup.minhash import (  # noqa: E402
+from curate_pipeline.config import Config, load_config  # noqa: E402
+from curate_pipeline.document.dedup.minhash import (  # noqa: E402
     MinHasher,
     candidate_probability,
     estimate_jaccard,
@@ -189,10 +189,10 @@ class PeakMemory:
 
 
 def scaling(cfg: Config, sizes: list[int]) -> dict:
-    from pipeline.engine.spark import get_spark
-    from pipeline.run.stage_store import materialize
-    from pipeline.stages.exact_dedup import exact_dedup
-    from pipeline.stages.near_dedup import near_dedup
+    from curate_pipeline.engine.spark import get_spark
+    from curate_pipeline.run.stage_store import materialize
+    from curate_pipeline.stages.exact_dedup import exact_dedup
+    from curate_pipeline.stages.near_dedup import near_dedup
 
     spark = get_spark(cfg, "local[2]")
     out = {}

@@ -35,18 +35,18 @@ from pathlib import Path
 import psutil
 import yaml
 
-from pipeline.config import load_config
-from pipeline.document.extract import extract_text
-from pipeline.document.warc.decode import decode_body, to_unicode
-from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
-from pipeline.examples.corpus import (
+from curate_pipeline.config import load_config
+from curate_pipeline.document.extract import extract_text
+from curate_pipeline.document.warc.decode import decode_body, to_unicode
+from curate_pipeline.document.warc.records import RecordPolicy, iter_warc_rows
+from curate_pipeline.examples.corpus import (
     Page,
     folder_pages,
     small_edit,
     with_duplicates,
     write_pages_warc,
 )
-from pipeline.outputs.publish.versions import published_path, read_rows
+from curate_pipeline.outputs.publish.versions import published_path, read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"

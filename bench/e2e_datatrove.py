@@ -29,7 +29,7 @@ def _docs(folder: Path) -> list[dict]:
 
 
 def normalised_text(doc) -> str:
-    """Our exact-dedup key: lowercased, whitespace collapsed (pipeline/document/dedup)."""
+    """Our exact-dedup key: lowercased, whitespace collapsed (curate_pipeline/document/dedup)."""
     return " ".join(doc.text.lower().split())
 
 

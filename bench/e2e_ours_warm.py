@@ -12,9 +12,9 @@ import logging
 import sys
 import time
 
-from pipeline.config import load_config
-from pipeline.engine.spark import get_spark
-from pipeline.run.orchestrate import run
+from curate_pipeline.config import load_config
+from curate_pipeline.engine.spark import get_spark
+from curate_pipeline.run.orchestrate import run
 
 
 def main() -> None:

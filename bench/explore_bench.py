@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import ReadConf  # noqa: E402
-from pipeline.outputs.explore.page_text import visible_text  # noqa: E402
-from pipeline.outputs.explore.store import Filters, OutputStore  # noqa: E402
+from curate_pipeline.config import ReadConf  # noqa: E402
+from curate_pipeline.outputs.explore.page_text import visible_text  # noqa: E402
+from curate_pipeline.outputs.explore.store import Filters, OutputStore  # noqa: E402
 
 
 def median_s(call, n: int = 7) -> float:

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.outputs.explore.server import Explorer, start  # noqa: E402
-from pipeline.outputs.publish.versions import published_path  # noqa: E402
+from curate_pipeline.outputs.explore.server import Explorer, start  # noqa: E402
+from curate_pipeline.outputs.publish.versions import published_path  # noqa: E402
 
 ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -30,10 +30,10 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pipeline.config import ExtractConf, load_config
-from pipeline.document.extract import process_record
-from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
-from pipeline.outputs.publish.versions import read_rows
+from curate_pipeline.config import ExtractConf, load_config
+from curate_pipeline.document.extract import process_record
+from curate_pipeline.document.warc.records import RecordPolicy, iter_warc_rows
+from curate_pipeline.outputs.publish.versions import read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 AEB = ROOT.parent / "shared" / "data" / "extraction" / "scrapinghub_aeb"
@@ -126,8 +126,8 @@ def main() -> int:
     q_fineweb = quality(texts_fineweb, truth, originals)
 
     t0 = time.perf_counter()
-    from pipeline.engine.spark import get_spark
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.engine.spark import get_spark
+    from curate_pipeline.run.orchestrate import run
 
     spark = get_spark(cfg, "local[2]")
     spark.range(1).count()

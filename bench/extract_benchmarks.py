@@ -221,7 +221,7 @@ def read_html(page: dict) -> bytes:
 
 def html_of(page: dict) -> str:
     """The page decoded as the pipeline decodes a payload (charset from the bytes)."""
-    from pipeline.document.warc.decode import decode_body, to_unicode
+    from curate_pipeline.document.warc.decode import decode_body, to_unicode
 
     body = decode_body(read_html(page), None, None, 64 << 20)
     return to_unicode(body, "text/html", 0.3)[0]

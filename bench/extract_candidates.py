@@ -3,7 +3,7 @@
 The raw material of the extraction chooser: for each page of the four benchmarks
 (bench/extract_benchmarks.py: WCXB dev, ScrapingHub AEB, trafilatura's evaluation, Mozilla
 readability's pages; 2,758 pages) the page is decoded as the pipeline does
-(pipeline.document.warc.decode) and every extractor in CANDIDATES runs on it, timed in CPU
+(curate_pipeline.document.warc.decode) and every extractor in CANDIDATES runs on it, timed in CPU
 seconds (time.process_time, one process per core) under the pipeline's own time bound. Writes
 bench/work/extract_candidates.jsonl.gz: one line per page with its benchmark, site, truth, and
 per extractor the text (or null), the CPU ms and the error if any.
@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 from extract_benchmarks import html_of, score  # noqa: E402
 from extract_benchmarks import pages as benchmark_pages  # noqa: E402
 
-from pipeline.document.extract import ExtractTimeout, time_bound  # noqa: E402
-from pipeline.document.extractors import EXTRACTORS  # noqa: E402
+from curate_pipeline.document.extract import ExtractTimeout, time_bound  # noqa: E402
+from curate_pipeline.document.extractors import EXTRACTORS  # noqa: E402
 
 OUT = ROOT / "bench" / "work" / "extract_candidates.jsonl.gz"
 RS_OUT = ROOT / "bench" / "work" / "extract_rs_trafilatura.jsonl.gz"

@@ -1,6 +1,7 @@
 """Choose each extraction strategy's rule on four benchmarks, validated leaving one out.
 
-A strategy (pipeline.document.extract_strategy) runs a few extractors and keeps the first one's
+A strategy (curate_pipeline.document.extract_strategy) runs a few extractors and keeps the first
+one's
 output unless a later one's has at least `longer` times as many words (or the kept one is
 empty): the later extractors catch what the first cut away, and the first wins wherever the
 others merely add boilerplate. With `below`, the later ones run only while the kept output is
@@ -45,8 +46,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from extract_benchmarks import BENCHMARKS  # noqa: E402
 from extract_candidates import load_rows  # noqa: E402
 
-from pipeline.document.extract_strategy import RESILIPARSE_VIEWS, words  # noqa: E402
-from pipeline.document.extractors import EXTRACTORS  # noqa: E402
+from curate_pipeline.document.extract_strategy import RESILIPARSE_VIEWS, words  # noqa: E402
+from curate_pipeline.document.extractors import EXTRACTORS  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "extract_chooser.json"
 CHOICES = ROOT / "bench" / "work" / "extract_chooser_lobo_choices.json"

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 from extract_bench import prf  # noqa: E402  (bench/: the same measure as extract_bench)
 from extract_candidates import pages as candidate_pages  # noqa: E402
 
-from pipeline.config import ExtractConf, ReadConf  # noqa: E402
-from pipeline.document.extract import process_record  # noqa: E402
+from curate_pipeline.config import ExtractConf, ReadConf  # noqa: E402
+from curate_pipeline.document.extract import process_record  # noqa: E402
 
 # one extractor each (strategy single); the strategies: bench/extract_strategy_bench.py
 SETTINGS = {

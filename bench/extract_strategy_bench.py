@@ -35,8 +35,8 @@ from extract_benchmarks import BENCHMARKS, html_of, score  # noqa: E402
 from extract_candidates import load_rows  # noqa: E402
 from extract_chooser_train import CHOICES  # noqa: E402
 
-from pipeline.config import ExtractConf  # noqa: E402
-from pipeline.document.extract import (  # noqa: E402
+from curate_pipeline.config import ExtractConf  # noqa: E402
+from curate_pipeline.document.extract import (  # noqa: E402
     ExtractFailed,
     ExtractTimeout,
     extract_text,

@@ -25,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from extract_bench import AEB, RESULTS, WORK, build_warc  # noqa: E402
 
-from pipeline.config import Config, load_config  # noqa: E402
-from pipeline.document.extract import process_record  # noqa: E402
-from pipeline.document.langid import load_fasttext, predict_languages  # noqa: E402
-from pipeline.document.text.rules import checks, evaluate  # noqa: E402
-from pipeline.document.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
-from pipeline.stages.langid import lid_model_path  # noqa: E402
+from curate_pipeline.config import Config, load_config  # noqa: E402
+from curate_pipeline.document.extract import process_record  # noqa: E402
+from curate_pipeline.document.langid import load_fasttext, predict_languages  # noqa: E402
+from curate_pipeline.document.text.rules import checks, evaluate  # noqa: E402
+from curate_pipeline.document.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
+from curate_pipeline.stages.langid import lid_model_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ cut to 1,500 characters, numbered so that no two are equal by accident), 30,000 
 of its 112 values changed: estimated Jaccard 0.93) of earlier documents. Unique documents get
 random MinHash signatures (the stage only compares them): computing 3M real ones would take
 longer than the run measured. The run is the pipeline's own `corpus_half`
-(pipeline/run/corpus_half.py), in a process of its own, its memory sampled by role (PSS).
+(curate_pipeline/run/corpus_half.py), in a process of its own, its memory sampled by role (PSS).
 
     python bench/growth_bench.py [--sizes 300000 1000000 3000000]
 
@@ -39,10 +39,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from corpus_bench import real_texts  # noqa: E402
 from pss import PeakPss  # noqa: E402
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.document.dedup.normalize import exact_key  # noqa: E402
-from pipeline.document.warc.records import OFFSET_BITS  # noqa: E402
-from pipeline.stages.near_dedup import hasher_of  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.document.dedup.normalize import exact_key  # noqa: E402
+from curate_pipeline.document.warc.records import OFFSET_BITS  # noqa: E402
+from curate_pipeline.stages.near_dedup import hasher_of  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "growth"
 CFG = ROOT / "conf" / "default.yaml"
@@ -108,7 +108,7 @@ def stored_documents(spark, docs_dir: Path):
     since they were built (langid's recipe key, the stored text length, ...) added."""
     from pyspark.sql import functions as F
 
-    from pipeline.stages.schema import DOC_SCHEMA, spark_schema
+    from curate_pipeline.stages.schema import DOC_SCHEMA, spark_schema
 
     docs = spark.read.parquet(str(docs_dir))
     if "lang_key" not in docs.columns:  # langid's recipe key (null: no per-language recipes)
@@ -138,11 +138,11 @@ SCHEMA = pa.schema([
 RUN = """
 import json, sys, time
 from pathlib import Path
-from pipeline.config import load_config
-from pipeline.engine.spark import get_spark
-from pipeline.location import Location
-from pipeline.run.corpus_half import corpus_half
-from pipeline.stages.registry import enabled_stages
+from curate_pipeline.config import load_config
+from curate_pipeline.engine.spark import get_spark
+from curate_pipeline.location import Location
+from curate_pipeline.run.corpus_half import corpus_half
+from curate_pipeline.stages.registry import enabled_stages
 docs_dir, out, n_inputs = Path(sys.argv[1]), Location.of(sys.argv[2]), int(sys.argv[4])
 cfg = load_config(sys.argv[3])
 cfg.rules.rule_sets = []  # the documents carry no rule statistics

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from pss import PeakPss  # noqa: E402
 
-from pipeline.outputs.publish.versions import read_rows  # noqa: E402
+from curate_pipeline.outputs.publish.versions import read_rows  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "jvm_heap"
 WARCS = sorted((ROOT / "bench" / "work" / "e2e" / "warc").glob("*.warc.gz"))

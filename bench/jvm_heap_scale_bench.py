@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from jvm_heap_bench import HEAP_FLAGS, OPTS_KEY  # noqa: E402
 from scale_bench import WORK, build_crawl, curate, manifest  # noqa: E402
 
-from pipeline.config import load_config  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
 
 
 def main() -> int:

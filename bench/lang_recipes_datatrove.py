@@ -2,7 +2,7 @@
 
 datatrove 0.10.1 ships `assets/tokenizer_assignment.csv`, whose rows flagged `default_code_1`
 and `default_script` say which `<iso639-3>_<Script>` an ISO 639-1 code stands for. This
-compares pipeline/document/lang_recipes.py's key for every lid.176 label with that table
+compares curate_pipeline/document/lang_recipes.py's key for every lid.176 label with that table
 (read from the anchor venv: `make bench/.venv-anchor/bin/datatrove-ready`) and writes
 bench/results/lang_recipes_datatrove.json with every difference.
 
@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import Config  # noqa: E402
-from pipeline.document.lang_recipes import RecipeKeys  # noqa: E402
-from pipeline.document.langid import load_fasttext  # noqa: E402
-from pipeline.stages.langid import lid_model_path  # noqa: E402
+from curate_pipeline.config import Config  # noqa: E402
+from curate_pipeline.document.lang_recipes import RecipeKeys  # noqa: E402
+from curate_pipeline.document.langid import load_fasttext  # noqa: E402
+from curate_pipeline.stages.langid import lid_model_path  # noqa: E402
 
 TABLE = next((ROOT / "bench" / ".venv-anchor").glob(
     "lib/python3*/site-packages/datatrove/assets/tokenizer_assignment.csv"), None)  # fmt: skip

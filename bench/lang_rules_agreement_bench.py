@@ -30,16 +30,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.document.langid import load_fasttext, predict_languages  # noqa: E402
-from pipeline.document.text.lang_words import (  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.document.langid import load_fasttext, predict_languages  # noqa: E402
+from curate_pipeline.document.text.lang_words import (  # noqa: E402
     FALLBACK,
     REPLACED,
     assignment,
     split_words_in,  # noqa: E402
 )
-from pipeline.document.text.rules import checks, evaluate  # noqa: E402
-from pipeline.stages.recipe_files import load_recipes, splitter_table  # noqa: E402
+from curate_pipeline.document.text.rules import checks, evaluate  # noqa: E402
+from curate_pipeline.stages.recipe_files import load_recipes, splitter_table  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 WORK = ROOT / "bench" / "work" / "lang_rules"
@@ -64,7 +64,7 @@ def warc_texts() -> list[tuple[str, str]]:
     """The shared WARCs' HTML pages, extracted with the preset's settings."""
     from warcio.archiveiterator import ArchiveIterator
 
-    from pipeline.document.extract import extract_text
+    from curate_pipeline.document.extract import extract_text
 
     extract = load_config(ROOT / "conf" / "fineweb2.yaml").extract
     out = []

@@ -5,7 +5,7 @@ spaCy language, a dedicated segmenter, or a proxy language's rules) and looks a 
 `<iso639-3>_<Script>`, by its ISO 639-3 code alone (the default script's row), and by its
 ISO 639-1 code with or without the script (the default row of that code). This writes the
 same lookup as a flat table, key -> (splitter, code), read by
-pipeline/document/text/lang_words.py: the project's per-language words are datatrove's
+curate_pipeline/document/text/lang_words.py: the project's per-language words are datatrove's
 choice for every key it has. The table is data from datatrove (Apache-2.0, as conf/fineweb2).
 
     python bench/lang_word_splitters_table.py   # reads it from bench/.venv-anchor
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "conf" / "fineweb2" / "word_splitters.csv"
-# datatrove's class names -> ours (pipeline/document/text/lang_words.py)
+# datatrove's class names -> ours (curate_pipeline/document/text/lang_words.py)
 KINDS = {
     "SpaCyTokenizer": "spacy",
     "StanzaTokenizer": "stanza",

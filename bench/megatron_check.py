@@ -50,10 +50,10 @@ def main() -> int:
     ap.add_argument("--rows-per-shard", type=int, default=1)
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from pipeline.config import load_config
-    from pipeline.examples.sample import write_sample_warc
-    from pipeline.outputs.publish.versions import published_path
-    from pipeline.outputs.tokens.shards import TokenShards
+    from curate_pipeline.config import load_config
+    from curate_pipeline.examples.sample import write_sample_warc
+    from curate_pipeline.outputs.publish.versions import published_path
+    from curate_pipeline.outputs.tokens.shards import TokenShards
 
     WORK.mkdir(parents=True, exist_ok=True)
     inputs = args.input

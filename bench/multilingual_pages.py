@@ -24,8 +24,8 @@ from pathlib import Path
 import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pipeline.config import ExtractConf  # noqa: E402
-from pipeline.document.extract import extract_text  # noqa: E402
+from curate_pipeline.config import ExtractConf  # noqa: E402
+from curate_pipeline.document.extract import extract_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -97,7 +97,7 @@ def main() -> int:
     ex = ExtractConf(strategy="single", favor_precision=True, include_comments=False)
     docs = cc_documents()
     if args.other_copies > 1:
-        from pipeline.document.langid import load_fasttext, predict_languages
+        from curate_pipeline.document.langid import load_fasttext, predict_languages
 
         model = load_fasttext(str(ROOT / "models" / "lid.176.ftz"))
         labels = predict_languages(model, [d["text"] for d in docs])

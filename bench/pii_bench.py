@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import PiiConf  # noqa: E402
-from pipeline.document.text.pii import redact  # noqa: E402
+from curate_pipeline.config import PiiConf  # noqa: E402
+from curate_pipeline.document.text.pii import redact  # noqa: E402
 
 SET = ROOT / "bench" / "data" / "pii_labelled.jsonl"
 RESULTS = ROOT / "bench" / "results"

@@ -4,7 +4,7 @@
 Mined: every e-mail-, IPv4- and IPv6-like string in the real texts of ../shared/data (WCXB
 and Scrapinghub ground-truth main content, Dolma's Common Crawl texts), with 160 characters
 of its context, labelled by the definitions below (written for this set, sharing no code
-with pipeline/document/text/pii.py) and then read through by hand (OVERRIDES).
+with curate_pipeline/document/text/pii.py) and then read through by hand (OVERRIDES).
 Composed: real texts hold few public IP addresses and no public IPv6 one, so the set adds
 contexts of the kinds the web has (forum posts, server logs, configs, changelogs, docs,
 product pages) around true addresses, and the look-alikes reported on held-out pages.
@@ -54,9 +54,9 @@ def _texts() -> list[tuple[str, str]]:
     aeb = json.loads((DATA / "extraction/scrapinghub_aeb/ground-truth.json").read_text())
     for k, v in sorted(aeb.items()):
         out.append((f"aeb/{k[:12]}", v.get("articleBody") or ""))
-    from pipeline.config import Config
-    from pipeline.document.extract import process_record
-    from pipeline.stages.read import read_file_rows
+    from curate_pipeline.config import Config
+    from curate_pipeline.document.extract import process_record
+    from curate_pipeline.stages.read import read_file_rows
 
     cfg = Config()
     for p in sorted((DATA / "warc").glob("*.warc*")):

@@ -29,11 +29,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.document.extract import extract_text  # noqa: E402
-from pipeline.document.langid import cheap_view, load_fasttext, predict_languages  # noqa: E402
-from pipeline.examples.corpus import folder_pages, with_duplicates, write_pages_warc  # noqa: E402
-from pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.document.extract import extract_text  # noqa: E402
+from curate_pipeline.document.langid import cheap_view, load_fasttext, predict_languages  # noqa: E402
+from curate_pipeline.examples.corpus import folder_pages, with_duplicates, write_pages_warc  # noqa: E402
+from curate_pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
 
 WORK = ROOT / "bench" / "work" / "prefilter"
 THRESHOLDS = (0.5, 0.65, 0.8, 0.9, 0.95)

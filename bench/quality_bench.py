@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extract_bench import AEB, RESULTS, WORK, build_warc  # noqa: E402
 from filters_bench import rows_of, time_extract  # noqa: E402
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.document.quality.model import load_quality_model  # noqa: E402
-from pipeline.engine.spark import get_spark  # noqa: E402
-from pipeline.run.train_quality import train_quality  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.document.quality.model import load_quality_model  # noqa: E402
+from curate_pipeline.engine.spark import get_spark  # noqa: E402
+from curate_pipeline.run.train_quality import train_quality  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOLMA = ROOT.parent / "shared" / "data" / "text"

@@ -1,5 +1,6 @@
 """Reader throughput: records/s and MB/s of the read stage's record loop
-(pipeline.document.warc.records.iter_warc_rows, no Spark, one core) over archives built from the
+(curate_pipeline.document.warc.records.iter_warc_rows, no Spark, one core) over archives built from
+the
 real pages in ../shared/data: a WARC as Common Crawl writes it (a gzip member per record), the
 same WARC as one gzip stream (ClueWeb style) and plain, and the same pages as a gzip-per-record
 ARC.
@@ -31,9 +32,9 @@ from warcio.warcwriter import WARCWriter
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.document.warc.arc import arc_filedesc, arc_record  # noqa: E402
-from pipeline.document.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.document.warc.arc import arc_filedesc, arc_record  # noqa: E402
+from curate_pipeline.document.warc.records import RecordPolicy, iter_warc_rows  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "extraction"
 HTML = [("Content-Type", "text/html; charset=utf-8")]

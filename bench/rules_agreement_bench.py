@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import RulesConf, load_config  # noqa: E402
-from pipeline.document.text.rules import checks, evaluate  # noqa: E402
+from curate_pipeline.config import RulesConf, load_config  # noqa: E402
+from curate_pipeline.document.text.rules import checks, evaluate  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SETS = ["gopher_repetition", "gopher_quality", "c4", "fineweb"]

@@ -38,9 +38,9 @@ sys.path.insert(0, str(ROOT))
 
 from pss import PeakPss  # noqa: E402
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.examples.corpus import Page, small_edit, with_duplicates, write_pages_warc  # noqa: E402
-from pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.examples.corpus import Page, small_edit, with_duplicates, write_pages_warc  # noqa: E402
+from curate_pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
 WORK = ROOT / "bench" / "work" / "scale"

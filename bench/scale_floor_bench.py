@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from e2e_bench import floor_seconds  # noqa: E402
 from scale_bench import WORK, build_crawl, curate, manifest  # noqa: E402
 
-from pipeline.config import Config, load_config  # noqa: E402
+from curate_pipeline.config import Config, load_config  # noqa: E402
 
 
 def extraction_seconds(args: tuple[list[str], dict]) -> tuple[float, int]:

@@ -32,9 +32,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.examples.corpus import Page, write_pages_warc  # noqa: E402
-from pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
-from pipeline.run import sizing  # noqa: E402
+from curate_pipeline.examples.corpus import Page, write_pages_warc  # noqa: E402
+from curate_pipeline.outputs.publish.versions import published_path, read_rows  # noqa: E402
+from curate_pipeline.run import sizing  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 WORK = ROOT / "bench" / "work" / "sizing"

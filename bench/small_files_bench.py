@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.engine.spark import get_spark  # noqa: E402
-from pipeline.examples.corpus import folder_pages, write_pages_warc  # noqa: E402
-from pipeline.run.orchestrate import run  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.engine.spark import get_spark  # noqa: E402
+from curate_pipeline.examples.corpus import folder_pages, write_pages_warc  # noqa: E402
+from curate_pipeline.run.orchestrate import run  # noqa: E402
 
 PAGES = ROOT.parent / "shared" / "data" / "extraction" / "wcxb_dev" / "html"
 WORK = ROOT / "bench" / "work" / "small_files"

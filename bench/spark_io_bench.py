@@ -1,5 +1,5 @@
 """Spark's Parquet writes and reads through its own Hadoop connector against the project's
-`mapInArrow` tasks over pyarrow.fs (pipeline/engine/parquet_source.py), on the same rows.
+`mapInArrow` tasks over pyarrow.fs (curate_pipeline/engine/parquet_source.py), on the same rows.
 
 Rows: the first 400 WCXB dev ground-truth texts (real main contents, ../shared/data) repeated
 under new ids to `--rows` rows, shaped like the documents store (id, url, text, a few
@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.engine.spark import get_spark  # noqa: E402
-from pipeline.engine.storage import read_parquet, write_parquet  # noqa: E402
-from pipeline.location import Location  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.engine.spark import get_spark  # noqa: E402
+from curate_pipeline.engine.storage import read_parquet, write_parquet  # noqa: E402
+from curate_pipeline.location import Location  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 WCXB = DATA / "extraction" / "wcxb_dev"

@@ -26,9 +26,9 @@ import tiktoken
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import load_config  # noqa: E402
-from pipeline.stages.schema import spark_schema  # noqa: E402
-from pipeline.stages.tokenize import TOKEN_FIELDS, tokenize  # noqa: E402
+from curate_pipeline.config import load_config  # noqa: E402
+from curate_pipeline.stages.schema import spark_schema  # noqa: E402
+from curate_pipeline.stages.tokenize import TOKEN_FIELDS, tokenize  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 DOLMA = ROOT.parent / "shared" / "data" / "text"

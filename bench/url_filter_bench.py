@@ -24,8 +24,8 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config import UrlFilterConf  # noqa: E402
-from pipeline.document.url_filter import load_url_filter  # noqa: E402
+from curate_pipeline.config import UrlFilterConf  # noqa: E402
+from curate_pipeline.document.url_filter import load_url_filter  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extraction"
 WORK = ROOT / "bench" / "work" / "url_filter"

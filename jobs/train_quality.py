@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from curate import main  # noqa: E402  (jobs/curate.py makes `pipeline` importable)
+from curate import main  # noqa: E402  (jobs/curate.py makes `curate_pipeline` importable)
 
 if __name__ == "__main__":
     sys.exit(main(["train-quality", *sys.argv[1:]]))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pipeline.outputs.publish import versions
+from curate_pipeline.outputs.publish import versions
 
 
 def decisions(out: Path) -> dict[tuple[str, str], str]:

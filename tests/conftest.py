@@ -21,7 +21,7 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def sample_warc(tmp_path_factory) -> Path:
-    from pipeline.examples.sample import write_sample_warc
+    from curate_pipeline.examples.sample import write_sample_warc
 
     path = tmp_path_factory.mktemp("sample") / "sample.warc.gz"
     write_sample_warc(path)
@@ -30,7 +30,7 @@ def sample_warc(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def cfg():
-    from pipeline.config import load_config
+    from curate_pipeline.config import load_config
 
     c = load_config(ROOT / "conf" / "default.yaml")
     # every stage runs in the tests: the quality stage too, with the toy model `make models`
@@ -41,7 +41,7 @@ def cfg():
 
 @pytest.fixture(scope="session")
 def spark(cfg):
-    from pipeline.engine.spark import get_spark
+    from curate_pipeline.engine.spark import get_spark
 
     session = get_spark(cfg, "local[2]")
     yield session
@@ -52,7 +52,7 @@ def spark(cfg):
 def sample_run(spark, cfg, sample_warc, tmp_path_factory) -> tuple[Path, dict]:
     """The sample WARC run once with the session's config: its output folder and manifest,
     the reference several tests compare their own runs with (read it, never write to it)."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     out = tmp_path_factory.mktemp("sample-run") / "out"
     return out, run(cfg, [str(sample_warc)], out, spark)
@@ -61,8 +61,8 @@ def sample_run(spark, cfg, sample_warc, tmp_path_factory) -> tuple[Path, dict]:
 @pytest.fixture(scope="session")
 def demo_run(spark, cfg, tmp_path_factory):
     """The seven-page demo crawl, run once (the report's and the explorer's tests)."""
-    from pipeline.examples.demo import write_demo_warc
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.examples.demo import write_demo_warc
+    from curate_pipeline.run.orchestrate import run
 
     out = tmp_path_factory.mktemp("demo") / "out"
     warc = write_demo_warc(out.parent / "pages.warc.gz")

@@ -1,6 +1,7 @@
 """An independent count of the records in an archive file, for the reader's tests.
 
-Deliberately simple and sharing no code with pipeline/document/warc: inflate every gzip member
+Deliberately simple and sharing no code with curate_pipeline/document/warc: inflate every gzip
+member
 with the standard library, then walk the bytes: a `WARC/` line starts a record whose header
 block ends at the first blank line and whose Content-Length says how much to skip; an ARC header
 line (`URL IP DATE MIME LENGTH`) says the same in its last field.

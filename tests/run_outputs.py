@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pipeline.location import Location
-from pipeline.outputs.publish.versions import current, current_dir
+from curate_pipeline.location import Location
+from curate_pipeline.outputs.publish.versions import current, current_dir
 
 
 def published(out: Path | str | Location) -> Path | Location:

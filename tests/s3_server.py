@@ -56,10 +56,10 @@ def s3():
 
 @pytest.fixture
 def s3_here(s3, monkeypatch):
-    """This process reaching the moto server through pipeline.location (pyarrow.fs, boto3):
+    """This process reaching the moto server through curate_pipeline.location (pyarrow.fs, boto3):
     its AWS_* variables set, the cached clients of any other endpoint dropped. Yields the
     boto3 client."""
-    from pipeline import location
+    from curate_pipeline import location
 
     client, env, _ = s3
     for k, v in env.items():
@@ -106,8 +106,8 @@ def s3_inputs(s3, sample_warc, tmp_path_factory):
     """Three WARCs on disk and in the bucket; a config: one file a chunk, Megatron tokens too."""
     import yaml
 
-    from pipeline.config import load_config
-    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from curate_pipeline.config import load_config
+    from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
     client, _, _ = s3
     client.create_bucket(Bucket=OUT_BUCKET)
@@ -293,7 +293,7 @@ def _finish(proc: subprocess.Popen, log: Path) -> None:
 @pytest.fixture(scope="module")
 def local_ab(s3_inputs, spark, tmp_path_factory) -> Path:
     """The local run every bucket run of files a and b is compared with (run once)."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     local_dir, _, c, _ = s3_inputs
     local = tmp_path_factory.mktemp("local-ab") / "out"

@@ -1,4 +1,4 @@
-"""Appending to an output (pipeline/run/increment.py): a run whose inputs extend the current
+"""Appending to an output (curate_pipeline/run/increment.py): a run whose inputs extend the current
 version's takes over its files and sends only the new inputs' documents through the corpus
 stages, deduplicated against the earlier version's index. Checked against a run over all the
 inputs at once (where no new document touches an earlier one), against the bytes of the
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from run_outputs import run_outputs, version_rows
 
-from pipeline.cli import main
-from pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
-from pipeline.outputs.publish import versions
-from pipeline.outputs.tokens.shards import TokenShards
+from curate_pipeline.cli import main
+from curate_pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
+from curate_pipeline.outputs.publish import versions
+from curate_pipeline.outputs.tokens.shards import TokenShards
 
 pytestmark = pytest.mark.spark
 
@@ -40,7 +40,7 @@ def test_appending_equals_one_run_where_nothing_links(spark, cfg, tmp_path, caps
     """Two files of unrelated pages: the output of [a] then [a, b] holds what one run over
     [a, b] holds, document for document and ledger row for ledger row; the first version's
     files are listed, never rewritten, and the token shards hold every kept document."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     write_pages_warc(tmp_path / "a.warc.gz", _pages(40, 1, "a.example.org"), tag="a")
     write_pages_warc(tmp_path / "b.warc.gz", _pages(40, 2, "b.example.org"), tag="b")
@@ -98,7 +98,7 @@ def test_appended_copies_are_dropped_naming_the_earlier_document(spark, cfg, tmp
     """[a], then [a, b] with exact copies and one-word edits of a's kept pages under new URLs,
     then [a, b, c] with a copy of one of b's new pages: each copy is in the ledger naming the
     earlier kept document, whichever version kept it; nothing earlier is retracted."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     cfg = cfg.model_copy(deep=True)
     cfg.output.keep_hours = 0  # retention by count alone, seen below

@@ -9,13 +9,13 @@ import random
 import pytest
 from append_property import decisions, random_cuts, split_differences
 
-from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
 pytestmark = pytest.mark.spark
 
 
 def test_random_splits_decide_the_added_files_as_one_run(spark, cfg, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     pages = with_duplicates(synthetic_pages(100, seed=61), share=0.3, seed=61)
     files = []

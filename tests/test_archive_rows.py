@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from record_counter import count_records, gzip_members, record_ids
 
-from pipeline.config import Config
-from pipeline.examples.broken_archives import write_broken_inputs
-from pipeline.stages.read import read_file_rows
+from curate_pipeline.config import Config
+from curate_pipeline.examples.broken_archives import write_broken_inputs
+from curate_pipeline.stages.read import read_file_rows
 
 DAMAGE = {"corrupt_file", "corrupt_record", "unreadable_file"}
 

@@ -1,4 +1,4 @@
-"""The back-off an executor's workers share (pipeline/backoff.py): a throttled request in one
+"""The back-off an executor's workers share (curate_pipeline/backoff.py): a throttled request in one
 process pauses the next request of another to the same store, and of no other store."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline import backoff
-from pipeline.location import patiently
+from curate_pipeline import backoff
+from curate_pipeline.location import patiently
 
 ROOT = Path(__file__).resolve().parents[1]
 # pyarrow's text for S3's throttle, as the throttled-store test's proxy makes it answer
@@ -19,7 +19,7 @@ SLOW_DOWN = ("When reading information for key 'seg/a.warc.gz' in bucket 'crawl'
 
 ASK = """
 import sys, time
-from pipeline.location import patiently
+from curate_pipeline.location import patiently
 print(patiently(time.time, sys.argv[1]))
 """
 

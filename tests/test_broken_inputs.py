@@ -1,4 +1,4 @@
-"""Broken inputs (pipeline/examples/broken_archives.py), each through the read, decode and
+"""Broken inputs (curate_pipeline/examples/broken_archives.py), each through the read, decode and
 extract path in plain Python and all of them through the whole pipeline on Spark: the run
 completes, each break is in the ledger with its reason, the good records beside it go on, and
 read == kept + rejected."""
@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import version_rows
 
-from pipeline.config import SourceRule
-from pipeline.document.extract import process_record
-from pipeline.document.warc.streams import TransportError
-from pipeline.examples.broken_archives import refused_url, write_broken_inputs
-from pipeline.run.inputs import expand_inputs
-from pipeline.stages.read import UnreadableInput, read_file_rows
+from curate_pipeline.config import SourceRule
+from curate_pipeline.document.extract import process_record
+from curate_pipeline.document.warc.streams import TransportError
+from curate_pipeline.examples.broken_archives import refused_url, write_broken_inputs
+from curate_pipeline.run.inputs import expand_inputs
+from curate_pipeline.stages.read import UnreadableInput, read_file_rows
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_unopenable_input_can_fail_the_run_naming_the_path(cases, bcfg):
 
 @pytest.mark.spark
 def test_pipeline_runs_through_every_broken_input(cases, bcfg, spark, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     out = tmp_path / "out"
     manifest = run(bcfg, [c.path for c in cases], out, spark)
@@ -161,6 +161,6 @@ _OUTPUT_NAME = re.compile(
 def _resolved(path: str) -> str:
     from pathlib import Path
 
-    from pipeline.document.warc.streams import is_url
+    from curate_pipeline.document.warc.streams import is_url
 
     return path if is_url(path) else str(Path(path).resolve())

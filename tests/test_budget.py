@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import Config, SourceRule
-from pipeline.document.sources import SourceMatcher
-from pipeline.document.tokenizer import Tokenizer
-from pipeline.outputs.budget import (
+from curate_pipeline.config import Config, SourceRule
+from curate_pipeline.document.sources import SourceMatcher
+from curate_pipeline.document.tokenizer import Tokenizer
+from curate_pipeline.outputs.budget import (
     chinchilla_params,
     chinchilla_tokens,
     epochs,
@@ -17,9 +17,9 @@ from pipeline.outputs.budget import (
     training_memory_gb,
     zero_memory_gb,
 )
-from pipeline.outputs.mixture.sampling import copies, uniform
-from pipeline.outputs.mixture.write import MixtureError, plan_epochs
-from pipeline.outputs.tokens.shards import TokenShards, write_token_shard
+from curate_pipeline.outputs.mixture.sampling import copies, uniform
+from curate_pipeline.outputs.mixture.write import MixtureError, plan_epochs
+from curate_pipeline.outputs.tokens.shards import TokenShards, write_token_shard
 
 
 def test_primer_epochs():

@@ -7,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_config
-from pipeline.engine.capacity import CapacityUnknown, plan_capacity, standalone_cores, yarn_cores
-from pipeline.run.chunks import chunk_bytes, cut_chunks
+from curate_pipeline.config import load_config
+from curate_pipeline.engine.capacity import (
+    CapacityUnknown,
+    plan_capacity,
+    standalone_cores,
+    yarn_cores,
+)
+from curate_pipeline.run.chunks import chunk_bytes, cut_chunks
 
 ROOT = Path(__file__).resolve().parents[1]
 CRAWL = "s3://commoncrawl/crawl-data/CC-MAIN-2026-49/warc"
@@ -104,9 +109,9 @@ def test_a_resource_manager_that_answers_gives_the_cores(tmp_path):
 def test_a_run_logs_the_capacity_it_sized_for(spark, caplog):
     import logging
 
-    from pipeline.engine.capacity import capacity
+    from curate_pipeline.engine.capacity import capacity
 
-    with caplog.at_level(logging.INFO, logger="pipeline.engine.capacity"):
+    with caplog.at_level(logging.INFO, logger="curate_pipeline.engine.capacity"):
         cap = capacity(spark, chunks_cores=3)  # a key not asked before: logged now
     assert cap.cores == spark.sparkContext.defaultParallelism
     assert "sizing work for 2 cores (local mode: local[2])" in caplog.text

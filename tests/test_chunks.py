@@ -16,8 +16,8 @@ import pytest
 import yaml
 from run_outputs import published, version_rows
 
-from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
-from pipeline.run.chunks import cut_chunks
+from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+from curate_pipeline.run.chunks import cut_chunks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,7 +60,7 @@ def ccfg(cfg):
 
 
 def _run(spark, cfg, inputs, out: Path) -> dict:
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     return run(cfg, inputs, out, spark)
 

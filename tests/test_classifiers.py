@@ -12,10 +12,14 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import published, version_rows
 
-from pipeline.config import ClassifierConf, QualityGroup
-from pipeline.document.quality.buckets import bucket, ensemble, percentiles
-from pipeline.document.quality.classifiers import below, finish, load_classifier
-from pipeline.examples.classifier_models import dclm_fasttext, example_texts, transformer_folder
+from curate_pipeline.config import ClassifierConf, QualityGroup
+from curate_pipeline.document.quality.buckets import bucket, ensemble, percentiles
+from curate_pipeline.document.quality.classifiers import below, finish, load_classifier
+from curate_pipeline.examples.classifier_models import (
+    dclm_fasttext,
+    example_texts,
+    transformer_folder,
+)
 
 warnings.filterwarnings("ignore", category=UserWarning)
 
@@ -112,7 +116,7 @@ def test_onnx_tokenization_without_transformers_equals_the_fast_tokenizer(models
     import numpy as np
     from transformers import AutoTokenizer
 
-    from pipeline.document.quality.classifiers import FastTokenizer
+    from curate_pipeline.document.quality.classifiers import FastTokenizer
 
     for max_length in (None, 8):
         ref_tok = AutoTokenizer.from_pretrained(str(models["edu"]))
@@ -133,8 +137,8 @@ def test_the_onnx_scorer_runs_without_transformers_or_torch(models):
 
     code = (
         "import sys; sys.modules['transformers'] = None; sys.modules['torch'] = None\n"
-        "from pipeline.config import ClassifierConf\n"
-        "from pipeline.document.quality.classifiers import load_classifier\n"
+        "from curate_pipeline.config import ClassifierConf\n"
+        "from curate_pipeline.document.quality.classifiers import load_classifier\n"
         "c = ClassifierConf(name='edu', kind='onnx', path='x', output='regression')\n"
         f"print(load_classifier({str(models['edu'])!r}, c).score_texts(['some text'])[0])\n"
     )
@@ -192,7 +196,7 @@ def test_buckets_are_numpy_digitize_and_the_ensemble_rules():
 
 
 def test_group_weights_refuse_overlaps_and_out_of_range():
-    from pipeline.outputs.mixture.quality_groups import GroupWeights
+    from curate_pipeline.outputs.mixture.quality_groups import GroupWeights
 
     gw = GroupWeights({"hi": QualityGroup(buckets=(2, 3), weight=2.0)}, 4)
     assert [gw.weight(b) for b in (None, 0, 2, 3)] == [1.0, 1.0, 2.0, 2.0]
@@ -204,8 +208,8 @@ def test_group_weights_refuse_overlaps_and_out_of_range():
 
 @pytest.mark.spark
 def test_percentile_cuts_known_stored_and_reused(spark, cfg, tmp_path):
-    from pipeline.location import Location
-    from pipeline.stages.quality_buckets import PERCENTILES_FILE, quality_buckets
+    from curate_pipeline.location import Location
+    from curate_pipeline.stages.quality_buckets import PERCENTILES_FILE, quality_buckets
 
     c = cfg.model_copy(deep=True)
     c.quality.classifiers = [
@@ -245,7 +249,7 @@ def test_registry_on_spark_scores_buckets_and_weights_the_mixture(spark, cfg, sa
                                                                  models, tmp_path):  # fmt: skip
     import fasttext
 
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.quality.classifiers = [

@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def curate(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "curate_pipeline.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
 
 
@@ -156,7 +159,7 @@ def test_ctrl_c_is_one_line_with_the_resume_command(sample_warc, tmp_path):
     conf.write_text("chunks:\n  files: 1\n  parallel: 1\n")
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "run", "--config", str(conf), *inputs,
+        [sys.executable, "-m", "curate_pipeline.cli", "run", "--config", str(conf), *inputs,
          "--output", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, start_new_session=True,
     )  # fmt: skip
@@ -178,7 +181,7 @@ def test_ctrl_c_is_one_line_with_the_resume_command(sample_warc, tmp_path):
     assert 1 <= chunks < 6
     cmd = shlex.split(last.split("resume with: ", 1)[1])
     assert cmd[:2] == ["curate", "run"] and cmd[-2:] == ["--output", str(out)]
-    r = subprocess.run([sys.executable, "-m", "pipeline.cli", *cmd[1:]], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "curate_pipeline.cli", *cmd[1:]], cwd=ROOT,
                        capture_output=True, text=True)  # fmt: skip
     assert r.returncode == 0, r.stderr
     statuses = [
@@ -193,9 +196,9 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
     the choices; the same inputs (a resume) or more after them (added inputs) go on."""
     import shutil
 
-    from pipeline.config import ConfigError, load_config
-    from pipeline.location import Location
-    from pipeline.run import run_record
+    from curate_pipeline.config import ConfigError, load_config
+    from curate_pipeline.location import Location
+    from curate_pipeline.run import run_record
 
     cfg = load_config(ROOT / "conf" / "default.yaml")
     a, b = tmp_path / "a.warc.gz", tmp_path / "b.warc.gz"
@@ -232,7 +235,7 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
     weighted.mixture.weights = {"news": 2.0}
     with pytest.raises(ConfigError, match=r"mixture.weights.news \(null -> 2.0\)"):
         run_record.check(out, [str(a)], weighted, None)
-    from pipeline.run.preflight import clear_output
+    from curate_pipeline.run.preflight import clear_output
 
     clear_output(Location.of(out))  # --overwrite: the working state goes; what was published
     # stays until the new version's commit (an old layout's data/ then, versions by retention)
@@ -242,7 +245,7 @@ def test_another_runs_output_is_refused_with_the_choices(tmp_path, sample_warc):
 def test_every_subcommand_help_ends_with_an_example_that_parses():
     import shlex
 
-    from pipeline.cli import EXAMPLES, _parser
+    from curate_pipeline.cli import EXAMPLES, _parser
 
     parser = _parser()
     commands = set(parser._subparsers._group_actions[0].choices)  # noqa: SLF001
@@ -258,7 +261,7 @@ def test_every_subcommand_help_ends_with_an_example_that_parses():
 def test_without_pyspark_the_run_says_which_extra(sample_warc, tmp_path):
     """pyspark is the `spark` extra (a cluster brings its own): where none is importable, a
     run says so in one line instead of a traceback."""
-    code = ("import sys; sys.modules['pyspark'] = None; from pipeline.cli import main; "
+    code = ("import sys; sys.modules['pyspark'] = None; from curate_pipeline.cli import main; "
             "sys.exit(main(sys.argv[1:]))")  # fmt: skip
     r = subprocess.run([sys.executable, "-c", code, "run", "--input", str(sample_warc),
                         "--output", str(tmp_path / "out")], capture_output=True, text=True,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from run_outputs import full_outputs, published
 
-from pipeline.engine.cluster import cluster_down, cluster_up
+from curate_pipeline.engine.cluster import cluster_down, cluster_up
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def cluster(tmp_path_factory):
 SIZING = """
 import sys
 from pyspark.sql import SparkSession
-from pipeline.engine.capacity import capacity
+from curate_pipeline.engine.capacity import capacity
 master, ui = sys.argv[1], sys.argv[2]
 for most, ask in ((None, ui), ("10000", ui), ("2147483647", ui), (None, "http://127.0.0.1:9")):
     b = (SparkSession.builder.master(master).config("spark.ui.enabled", "false")
@@ -69,12 +69,12 @@ def test_dynamic_allocation_sizes_from_the_masters_cores_never_the_ceiling(clust
 
 
 def test_spark_submit_on_standalone_cluster_matches_local(cluster, spark, sample_warc, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     local = tmp_path / "local"
     run(_cluster_cfg(), [str(sample_warc)], local, spark)
     # the package goes to the executors as a zip; models travel with SparkFiles
-    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
+    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "curate_pipeline")
     out = tmp_path / "cluster"
     cmd = _submit(cluster, pyfiles, [str(sample_warc)], out)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
@@ -115,7 +115,7 @@ def _problems(stderr: str) -> list[str]:
 
 
 def _curate_on(cluster: dict, args: list[str], env: dict) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pipeline.cli", "run", "--master", cluster["master"],
+    cmd = [sys.executable, "-m", "curate_pipeline.cli", "run", "--master", cluster["master"],
            "--config", str(ROOT / "conf" / "cluster.yaml"), *args]  # fmt: skip
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
@@ -157,7 +157,7 @@ def test_executor_check_names_missing_store_credentials(cluster, s3, sample_warc
 
 def _cluster_cfg():
     """The config the spark-submit side reads, for the local run it is compared with."""
-    from pipeline.config import load_config
+    from curate_pipeline.config import load_config
 
     return load_config(ROOT / "conf" / "cluster.yaml")
 
@@ -189,14 +189,14 @@ def _running_tasks(worker_dir: Path, old_apps: set[Path]) -> bool:
 
 # Last in the module: it leaves the cluster one worker short.
 def test_job_survives_a_killed_worker(cluster, spark, tmp_path):
-    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from curate_pipeline.run.orchestrate import run
 
     warc = tmp_path / "crawl.warc.gz"
     write_pages_warc(warc, with_duplicates(synthetic_pages(240, seed=11), seed=11))
     local = tmp_path / "local"
     run(_cluster_cfg(), [str(warc)], local, spark)
-    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
+    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "curate_pipeline")
     out = tmp_path / "cluster"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     log = open(tmp_path / "driver.log", "wb")  # noqa: SIM115

@@ -65,7 +65,7 @@ def test_driver_role_runs_spark_submit_in_client_mode():
 
 
 def test_other_commands_run_as_given():
-    r = _entry("python", "-c", "import pipeline.location; print('ok')", dry=False)
+    r = _entry("python", "-c", "import curate_pipeline.location; print('ok')", dry=False)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 

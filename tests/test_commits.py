@@ -1,4 +1,4 @@
-"""The Hadoop path's commit (pipeline/engine/storage.py): a write's files are found by
+"""The Hadoop path's commit (curate_pipeline/engine/storage.py): a write's files are found by
 listing, so only what Spark's committer put in place counts, and only when the footers' rows
 add up to the rows Spark counted."""
 
@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.engine.storage import StorageError, write_parquet
-from pipeline.location import Location
+from curate_pipeline.engine.storage import StorageError, write_parquet
+from curate_pipeline.location import Location
 
 pytestmark = pytest.mark.spark
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import Config, ConfigError, load_config
+from curate_pipeline.config import Config, ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def test_section_hash_tracks_changes():
 
 
 def test_a_partial_config_is_read_over_conf_default_yaml(tmp_path):
-    from pipeline.config import explain
+    from curate_pipeline.config import explain
 
     part = tmp_path / "mine.yaml"
     part.write_text("langid:\n  threshold: 0.5\nspark:\n  conf:\n    spark.ui.enabled: 'true'\n")
@@ -80,7 +80,7 @@ def test_a_partial_config_is_read_over_conf_default_yaml(tmp_path):
     assert origins["langid.threshold"] == str(part)
     assert origins["spark.conf.spark.ui.enabled"] == str(part)
     assert origins["langid.model"].endswith("conf/default.yaml")
-    r = subprocess.run([sys.executable, "-m", "pipeline.cli", "config", "show", "--config",
+    r = subprocess.run([sys.executable, "-m", "curate_pipeline.cli", "config", "show", "--config",
                         str(part)], capture_output=True, text=True, cwd=ROOT)  # fmt: skip
     assert r.returncode == 0
     line = next(x for x in r.stdout.splitlines() if x.startswith("langid.threshold:"))
@@ -90,7 +90,7 @@ def test_a_partial_config_is_read_over_conf_default_yaml(tmp_path):
 def test_local_settings_never_reach_a_cluster():
     """Issue 63: this machine's UI off and C1/serial-GC JVM are local mode's alone; a cluster
     (any deploy config read over the defaults) keeps Spark's and the platform's own."""
-    from pipeline.engine.spark import config_settings
+    from curate_pipeline.engine.spark import config_settings
 
     for name in ("conf/default.yaml", "deploy/emr/curate.yaml", "deploy/dataproc/curate.yaml"):
         cfg = load_config(ROOT / name)

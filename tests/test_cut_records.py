@@ -12,9 +12,9 @@ import zlib
 import pytest
 from record_counter import count_records, gzip_members
 
-from pipeline.config import Config
-from pipeline.document.extract import process_record
-from pipeline.stages.read import read_file_rows
+from curate_pipeline.config import Config
+from curate_pipeline.document.extract import process_record
+from curate_pipeline.stages.read import read_file_rows
 
 FILES = (
     "CC-MAIN-2024-22_whirlwind.warc.gz",

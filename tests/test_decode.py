@@ -4,7 +4,7 @@ import zlib
 import brotli
 import pytest
 
-from pipeline.document.warc.decode import (
+from curate_pipeline.document.warc.decode import (
     DecodeError,
     dechunk,
     decode_body,
@@ -160,7 +160,7 @@ def test_latin1_page_declared_utf8_falls_back_to_detection():
 def test_only_text_encodings_are_charsets():
     """Python codecs that are no page charset (bytes-to-bytes, or raising on use) are
     ignored, and the page decodes as if it declared nothing."""
-    from pipeline.document.warc.decode import normalize_charset, to_unicode
+    from curate_pipeline.document.warc.decode import normalize_charset, to_unicode
 
     for label in ["undefined", "base64", "hex", "zip", "rot13", "bz2", "uu", "punycode", "idna"]:
         assert normalize_charset(label) is None, label

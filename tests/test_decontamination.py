@@ -12,8 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import version_rows
 
-from pipeline.config import ConfigError, DecontaminationConf, EvalSet
-from pipeline.document.text.decontamination import EvalSetError, build_index, check, read_items
+from curate_pipeline.config import ConfigError, DecontaminationConf, EvalSet
+from curate_pipeline.document.text.decontamination import (
+    EvalSetError,
+    build_index,
+    check,
+    read_items,
+)
 
 # Evaluation items written for these tests (question + answer, as a JSONL set would hold them).
 ITEMS = [
@@ -86,7 +91,7 @@ def test_bad_sets_name_the_file_and_line(tmp_path):
 
 
 def test_missing_or_broken_set_fails_before_spark(tmp_path, cfg):
-    from pipeline.run.preflight import check_eval_sets
+    from curate_pipeline.run.preflight import check_eval_sets
 
     c = cfg.model_copy(deep=True)
     c.decontamination = DecontaminationConf(
@@ -165,7 +170,7 @@ def test_remove_cuts_the_match_and_a_margin_and_keeps_the_rest(tmp_path, shared_
 def test_the_stage_drops_contaminated_pages_with_the_item_in_the_ledger(
     spark, cfg, sample_warc, sample_run, tmp_path
 ):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     base_out, base = sample_run
     kept = version_rows(base_out, "data")

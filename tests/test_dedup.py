@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from datasketch import MinHash
 
-from pipeline.config import Config
-from pipeline.document.dedup.minhash import (
+from curate_pipeline.config import Config
+from curate_pipeline.document.dedup.minhash import (
     MERSENNE_PRIME,
     MinHasher,
     candidate_probability,
@@ -20,8 +20,8 @@ from pipeline.document.dedup.minhash import (
     shingle_hash,
     shingles,
 )
-from pipeline.document.dedup.normalize import exact_key, simplify
-from pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
+from curate_pipeline.document.dedup.normalize import exact_key, simplify
+from curate_pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
 
 
 def test_primer_shingles_and_jaccard():
@@ -101,9 +101,9 @@ def _docs(spark, texts: list[str], parts: int = 2):
 
 
 def _dedup(spark, docs, cfg: Config):
-    from pipeline.stages.dedup_components import cut_lineage
-    from pipeline.stages.exact_dedup import exact_dedup
-    from pipeline.stages.near_dedup import near_dedup
+    from curate_pipeline.stages.dedup_components import cut_lineage
+    from curate_pipeline.stages.exact_dedup import exact_dedup
+    from curate_pipeline.stages.near_dedup import near_dedup
 
     first = cut_lineage(exact_dedup(spark, docs, cfg))  # as the pipeline reads it from disk
     kept = first.where("reject_reason is null")
@@ -163,7 +163,7 @@ def _union_find(nodes, edges):
 @pytest.mark.parametrize("local_max_edges", [0, 50, 100_000], ids=["rounds", "too-many", "driver"])
 def test_connected_components_match_union_find(spark, local_max_edges):
     """Distributed rounds, the driver's solver, and its fallback when edges exceed the cap."""
-    from pipeline.stages.dedup_components import connected_components
+    from curate_pipeline.stages.dedup_components import connected_components
 
     rng = random.Random(3)
     edges = [(rng.randrange(400), rng.randrange(400)) for _ in range(250)]
@@ -179,7 +179,7 @@ def test_connected_components_match_union_find(spark, local_max_edges):
 
 @pytest.mark.spark
 def test_every_real_exact_duplicate_group_is_found(spark, shared_data):
-    from pipeline.stages.exact_dedup import exact_dedup
+    from curate_pipeline.stages.exact_dedup import exact_dedup
 
     path = next((shared_data / "text").glob("*.jsonl"))
     texts = [
@@ -204,7 +204,7 @@ def test_every_real_exact_duplicate_group_is_found(spark, shared_data):
 def test_edges_are_built_once_when_too_many_for_the_driver(spark):
     """Above local_max_edges the distributed rounds start from the edges the driver counted:
     the band join behind them runs once (it ran twice, once per attempt)."""
-    from pipeline.stages.dedup_components import connected_components
+    from curate_pipeline.stages.dedup_components import connected_components
 
     built = spark.sparkContext.accumulator(0)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.cli import _parser
-from pipeline.config import load_config
-from pipeline.engine.capacity import plan_capacity
+from curate_pipeline.cli import _parser
+from curate_pipeline.config import load_config
+from curate_pipeline.engine.capacity import plan_capacity
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -36,8 +36,8 @@ SNAPSHOT_FILES, FILE_BYTES = 90_000, 1_100_000_000  # a Common Crawl snapshot
 
 def _driver_needs_gb() -> float:
     """The driver's memory for a snapshot, as `curate plan` estimates it (run/plan.py)."""
-    from pipeline.config import Config
-    from pipeline.run.plan import make_plan
+    from curate_pipeline.config import Config
+    from curate_pipeline.run.plan import make_plan
 
     files = [f"s3://commoncrawl/crawl-data/CC/{i:05d}.warc.gz" for i in range(SNAPSHOT_FILES)]
     return make_plan(Config(), files, 1600, FILE_BYTES)["driver_memory_bytes"] / 2**30
@@ -251,6 +251,6 @@ def test_the_image_and_the_archive_install_what_the_s3_lock_imports():
     assert "-c requirements.lock '.[spark]'" in (ROOT / "docker" / "Dockerfile").read_text()
     import ast
 
-    tree = ast.parse((ROOT / "pipeline" / "location.py").read_text())
+    tree = ast.parse((ROOT / "curate_pipeline" / "location.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert "boto3" in imported  # the lock's conditional create

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from run_outputs import run_outputs
 
-from pipeline.run.failures import environment_failure
+from curate_pipeline.run.failures import environment_failure
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,16 +44,25 @@ def test_a_full_disk_and_a_read_only_one_are_one_line_and_a_rerun_after_the_fix_
 ):
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("a small tmpfs needs root")
-    from pipeline.config import load_config
-    from pipeline.examples.corpus import synthetic_pages, write_pages_warc
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.config import load_config
+    from curate_pipeline.examples.corpus import synthetic_pages, write_pages_warc
+    from curate_pipeline.run.orchestrate import run
 
     warc = tmp_path / "in.warc.gz"
     write_pages_warc(warc, synthetic_pages(300, seed=7))
     disk = tmp_path / "disk"
     _mount_tmpfs(disk, "256k")
     out = disk / "out"
-    cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(warc), "--output", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "curate_pipeline.cli",
+        "run",
+        "--input",
+        str(warc),
+        "--output",
+        str(out),
+    ]
     try:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert r.returncode == 1, r.stderr[-3000:]

@@ -9,8 +9,8 @@ import json
 import platform
 import sys
 
-from pipeline.engine.executor_check import PACK_INFO, Wanted, _from_failure, probe
-from pipeline.run.pack import glibc_needed
+from curate_pipeline.engine.executor_check import PACK_INFO, Wanted, _from_failure, probe
+from curate_pipeline.run.pack import glibc_needed
 
 MINE = "{}.{}".format(*sys.version_info[:2])
 
@@ -66,9 +66,11 @@ def test_a_python_mismatch_becomes_one_line_naming_the_executor():
 
 
 def test_a_package_missing_on_executors_becomes_one_line():
-    text = "ModuleNotFoundError: No module named 'pipeline'\n"
+    text = "ModuleNotFoundError: No module named 'curate_pipeline'\n"
     line = _from_failure(text, ["h1"])
-    assert line.startswith("executors on h1: ModuleNotFoundError: No module named 'pipeline'")
+    assert line.startswith(
+        "executors on h1: ModuleNotFoundError: No module named 'curate_pipeline'"
+    )
     assert "curate pack" in line
     assert _from_failure("java.lang.OutOfMemoryError: Java heap space") is None
 

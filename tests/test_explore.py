@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import published, version_rows
 
-from pipeline.outputs.explore.server import Explorer, start
+from curate_pipeline.outputs.explore.server import Explorer, start
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,8 +85,8 @@ def test_a_document_shows_each_rule_with_its_value_limit_and_verdict(served, dem
     """The rules table: a document the rules dropped shows the rules it broke (the ledger's
     detail names them) as "breaks", with the statistic's value and the config's limit; a kept
     document breaks none; no row carries a raw null."""
-    from pipeline.config import Config
-    from pipeline.document.text.rules import checks
+    from curate_pipeline.config import Config
+    from curate_pipeline.document.text.rules import checks
 
     cfg = Config.model_validate(
         json.loads((published(demo_run) / "manifest.json").read_text())["config"]
@@ -195,7 +195,7 @@ def test_the_page_in_chromium_filters_opens_and_matches_the_ledger(served, demo_
 def test_page_text_with_markup_is_shown_as_text(spark, cfg, chromium, tmp_path):
     """A document whose text is markup (crawl pages carry scripts) is shown as text and never
     runs: the page writes values with textContent, under a script-src 'self' policy."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     words = "Ordinary words make this page long enough to keep for the rules and filters. "
     text = words * 8 + "<script>window.__ran = 1</script><img src=x onerror='window.__ran=2'> end."

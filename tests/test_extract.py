@@ -4,9 +4,9 @@ import gzip
 import sys
 from pathlib import Path
 
-from pipeline.config import ExtractConf, ReadConf
-from pipeline.document.extract import process_record
-from pipeline.examples.sample import ARTICLE_RIVER, page
+from curate_pipeline.config import ExtractConf, ReadConf
+from curate_pipeline.document.extract import process_record
+from curate_pipeline.examples.sample import ARTICLE_RIVER, page
 
 SETTINGS = ExtractConf()
 
@@ -103,7 +103,7 @@ def test_real_news_page(shared_data):
 
 
 def test_byte_identical_payloads_are_extracted_once(monkeypatch):
-    import pipeline.document.extract as ex
+    import curate_pipeline.document.extract as ex
 
     calls = []
     real = ex.extract_text
@@ -128,6 +128,6 @@ def test_resiliparse_backend_extracts_the_main_text():
     out = process_record(candidate(page(ARTICLE_RIVER, "Rivers").encode()), conf, _read(10**7))
     assert out["reject_reason"] is None and "herons wait for fish" in out["text"]
     assert "Privacy policy" not in out["text"]  # the navigation is not main content
-    from pipeline.document.extract import backend_version
+    from curate_pipeline.document.extract import backend_version
 
     assert backend_version("resiliparse").startswith("resiliparse 2.")

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from pipeline.config import ExtractConf, ReadConf
-from pipeline.document import extract
-from pipeline.document.extract import process_record
+from curate_pipeline.config import ExtractConf, ReadConf
+from curate_pipeline.document import extract
+from curate_pipeline.document.extract import process_record
 
 
 def _row(html: bytes) -> dict:

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import ExtractConf, ReadConf
-from pipeline.document import extract, extract_strategy
-from pipeline.document.extract import extract_text, process_record
-from pipeline.document.extractors import EXTRACTORS, TooDeep, check_nesting
-from pipeline.examples.sample import ARTICLE_RIVER, page
+from curate_pipeline.config import ExtractConf, ReadConf
+from curate_pipeline.document import extract, extract_strategy
+from curate_pipeline.document.extract import extract_text, process_record
+from curate_pipeline.document.extractors import EXTRACTORS, TooDeep, check_nesting
+from curate_pipeline.examples.sample import ARTICLE_RIVER, page
 
 FORUM = "".join(
     f'<div class="post"><div class="author">user{i}</div><div class="message">Reply {i}: the '
@@ -129,7 +129,7 @@ def test_a_configured_rule_replaces_one_strategy_and_keeps_the_others():
 
 
 def test_an_extractor_that_is_not_installed_is_a_config_error(monkeypatch):
-    from pipeline.config import read
+    from curate_pipeline.config import read
 
     monkeypatch.setattr(read, "find_spec", lambda name: None)
     with pytest.raises(ValueError, match="rs_trafilatura, which is not installed"):
@@ -148,8 +148,8 @@ def test_the_choice_is_the_same_in_any_order_and_in_another_process():
     code = (
         "import json, sys\n"
         "from tests.test_extract_strategy import PAGES\n"
-        "from pipeline.config import ExtractConf\n"
-        "from pipeline.document.extract import extract_text\n"
+        "from curate_pipeline.config import ExtractConf\n"
+        "from curate_pipeline.document.extract import extract_text\n"
         "out = {f'{n}|{s}': extract_text(h, 'https://example.org/a', ExtractConf(strategy=s))\n"
         "       for s in ('best', 'fast', 'balanced') for n, h in PAGES.items()}\n"
         "json.dump(out, sys.stdout)\n"
@@ -235,8 +235,8 @@ def test_every_spark_task_makes_the_same_choice(spark):
     html = PAGES["listing"]
 
     def run(rows):
-        from pipeline.config import ExtractConf
-        from pipeline.document.extract import extract_text
+        from curate_pipeline.config import ExtractConf
+        from curate_pipeline.document.extract import extract_text
 
         for _ in rows:
             yield extract_text(html, "https://example.org/a", ExtractConf())

@@ -1,4 +1,4 @@
-"""An input's stamp (size, mtime) on a disk and in a store (pipeline/run/inputs.py): a
+"""An input's stamp (size, mtime) on a disk and in a store (curate_pipeline/run/inputs.py): a
 replaced object changes its chunk's fingerprint, and `curate serve` takes an object only once
 its stamp held for a cycle."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import time
 
-from pipeline.config import Config
-from pipeline.run.chunks import Chunk, extraction_fingerprint
-from pipeline.run.inputs import input_stamps
-from pipeline.run.serve import Server
+from curate_pipeline.config import Config
+from curate_pipeline.run.chunks import Chunk, extraction_fingerprint
+from curate_pipeline.run.inputs import input_stamps
+from curate_pipeline.run.serve import Server
 
 BUCKET = "stamps-test"
 

@@ -2,7 +2,7 @@ import gzip
 
 import pytest
 
-from pipeline.run.inputs import InputError, expand_inputs
+from curate_pipeline.run.inputs import InputError, expand_inputs
 
 
 def test_files_dirs_globs(tmp_path):
@@ -59,7 +59,7 @@ def test_directories_hold_arc_files_and_links_are_never_skipped_silently(tmp_pat
 
 
 def test_broken_links_become_ledger_rows(tmp_path, cfg):
-    from pipeline.stages.read import read_file_rows
+    from curate_pipeline.stages.read import read_file_rows
 
     d = tmp_path / "crawl"
     d.mkdir()

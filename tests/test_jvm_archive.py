@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import Config
-from pipeline.engine.spark import ROOT, class_archive
-from pipeline.run.jvm_archive import maps
+from curate_pipeline.config import Config
+from curate_pipeline.engine.spark import ROOT, class_archive
+from curate_pipeline.run.jvm_archive import maps
 
 
 def test_archive_is_looked_up_and_optional(tmp_path, monkeypatch):

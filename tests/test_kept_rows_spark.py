@@ -9,9 +9,9 @@ import random
 import pyarrow as pa
 import pytest
 
-from pipeline.document.warc.records import OFFSET_BITS
-from pipeline.location import Location
-from pipeline.stages.kept_rows import merge, write_lookup
+from curate_pipeline.document.warc.records import OFFSET_BITS
+from curate_pipeline.location import Location
+from curate_pipeline.stages.kept_rows import merge, write_lookup
 
 pytestmark = pytest.mark.spark
 

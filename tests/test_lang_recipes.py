@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import Config
-from pipeline.document.lang_recipes import RecipeKeys
-from pipeline.document.langid import load_fasttext
-from pipeline.stages.langid import lid_model_path
+from curate_pipeline.config import Config
+from curate_pipeline.document.lang_recipes import RecipeKeys
+from curate_pipeline.document.langid import load_fasttext
+from curate_pipeline.stages.langid import lid_model_path
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {p.stem for p in (ROOT / "conf" / "fineweb2" / "configs").glob("*.yml")}

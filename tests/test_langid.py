@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from pipeline.config import Config, LangIdConf
-from pipeline.document.langid import language_verdict, load_fasttext, predict_languages
-from pipeline.engine.models import ModelError, resolve
-from pipeline.stages.langid import lid_model_path
+from curate_pipeline.config import Config, LangIdConf
+from curate_pipeline.document.langid import language_verdict, load_fasttext, predict_languages
+from curate_pipeline.engine.models import ModelError, resolve
+from curate_pipeline.stages.langid import lid_model_path
 
 
 @pytest.fixture(scope="module")

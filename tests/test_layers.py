@@ -7,10 +7,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PKG = ROOT / "pipeline"
+PKG = ROOT / "curate_pipeline"
 
 # Plain functions over bytes, strings and arrays: unit-testable without a SparkSession. The
-# per-document layer is everything under pipeline/document/; the config and the outputs' pure
+# per-document layer is everything under curate_pipeline/document/; the config and the outputs' pure
 # formulas and file formats are held to the same rule.
 PER_DOCUMENT = sorted(str(p.relative_to(PKG)) for p in (PKG / "document").rglob("*.py")) + [
     *sorted(str(p.relative_to(PKG)) for p in (PKG / "config").glob("*.py")),
@@ -18,13 +18,17 @@ PER_DOCUMENT = sorted(str(p.relative_to(PKG)) for p in (PKG / "document").rglob(
     "outputs/tokens/megatron.py", "outputs/mixture/sampling.py",
 ]  # fmt: skip
 # What the per-document layer may import from the package: itself, the config, locations.
-DOCUMENT_MAY_IMPORT = ("pipeline.document", "pipeline.config", "pipeline.location")
+DOCUMENT_MAY_IMPORT = (
+    "curate_pipeline.document",
+    "curate_pipeline.config",
+    "curate_pipeline.location",
+)
 
 
 def _module_file(name: str) -> Path | None:
-    if not name.startswith("pipeline"):
+    if not name.startswith("curate_pipeline"):
         return None
-    if name == "pipeline":
+    if name == "curate_pipeline":
         return PKG / "__init__.py"
     rel = Path(*name.split(".")[1:])
     for cand in (PKG / rel.with_suffix(".py"), PKG / rel / "__init__.py"):
@@ -71,7 +75,7 @@ def test_the_per_document_layer_imports_only_itself_and_the_config():
     wrong = []
     for path in sorted((PKG / "document").rglob("*.py")):
         for name in _imports(path):
-            if name.split(".")[0] == "pipeline" and _module_file(name) is not None:
+            if name.split(".")[0] == "curate_pipeline" and _module_file(name) is not None:
                 if not name.startswith(DOCUMENT_MAY_IMPORT):
                     wrong.append(f"{path.relative_to(PKG)} imports {name}")
     assert wrong == [], "\n".join(wrong)

@@ -1,4 +1,5 @@
-"""Locations (pipeline/location.py, pipeline/engine/storage.py): one notion of a place for
+"""Locations (curate_pipeline/location.py, curate_pipeline/engine/storage.py): one notion of a
+place for
 Python and for Spark. `file:///abs` and a scheme-less path under a non-local default
 filesystem (viewfs:// mounted onto a folder) give the same run as a plain local path, and no
 file of the run appears anywhere else."""
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from run_outputs import published, run_outputs
 
-from pipeline.location import Location
+from curate_pipeline.location import Location
 
 
 def test_uris_and_local_paths(tmp_path):
@@ -48,7 +49,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(
     spark, cfg, sample_warc, sample_run, tmp_path
 ):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     plain = sample_run[0]
 
@@ -105,7 +106,7 @@ def test_file_uri_and_viewfs_default_fs_equal_a_plain_local_run(
 def test_python_tasks_write_what_spark_writes(spark, cfg, sample_warc, sample_run, tmp_path):
     """`output.spark_io: python` (what an object store without a Hadoop connector gets) on a
     local disk: the same rows as Spark's own Parquet writer, with language folders too."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     hadoop = sample_run[0]
     python_io = cfg.model_copy(deep=True)
@@ -126,7 +127,7 @@ def test_python_tasks_write_what_spark_writes(spark, cfg, sample_warc, sample_ru
 
 
 def test_s3a_settings_become_the_aws_variables_pyarrow_reads():
-    from pipeline.location import s3a_environment
+    from curate_pipeline.location import s3a_environment
 
     assert s3a_environment({"fs.s3a.endpoint": "minio.local:9000", "fs.s3a.access.key": "k",
                             "fs.s3a.secret.key": "s", "fs.s3a.connection.ssl.enabled": "false",
@@ -154,8 +155,8 @@ def test_abfs_paths_reach_azure_with_their_container():
 
 
 def test_hdfs_without_libhdfs_environment_names_what_is_missing(monkeypatch):
-    from pipeline import location
-    from pipeline.location import hdfs_environment
+    from curate_pipeline import location
+    from curate_pipeline.location import hdfs_environment
 
     monkeypatch.setattr(location, "_fs_cache", {})
     monkeypatch.delenv("HADOOP_HOME", raising=False)
@@ -175,7 +176,7 @@ def test_hdfs_without_libhdfs_environment_names_what_is_missing(monkeypatch):
 def test_a_session_passes_the_libhdfs_environment_to_executors(tmp_path, monkeypatch):
     """HADOOP_HOME without Hadoop jars on CLASSPATH: `hadoop classpath --glob` supplies them,
     and both go to spark.executorEnv (a fake `hadoop` script stands in for the CLI here)."""
-    from pipeline.location import hdfs_environment
+    from curate_pipeline.location import hdfs_environment
 
     home = tmp_path / "hadoop"
     (home / "bin").mkdir(parents=True)
@@ -195,7 +196,7 @@ def test_a_failed_python_task_attempt_leaves_no_file(spark, tmp_path):
 
     import pyarrow as pa
 
-    from pipeline.engine.parquet_source import write_files
+    from curate_pipeline.engine.parquet_source import write_files
 
     def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for i, batch in enumerate(batches):

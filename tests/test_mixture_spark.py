@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import published, version_rows
 
-from pipeline.config import Config
-from pipeline.document.tokenizer import Tokenizer
-from pipeline.outputs.tokens.shards import TokenShards
+from curate_pipeline.config import Config
+from curate_pipeline.document.tokenizer import Tokenizer
+from curate_pipeline.outputs.tokens.shards import TokenShards
 
 pytestmark = pytest.mark.spark
 
@@ -49,7 +49,7 @@ def _files(d):
 
 
 def test_shards_identical_across_partitionings(spark, tmp_path):
-    from pipeline.outputs.mixture.write import write_mixture
+    from curate_pipeline.outputs.mixture.write import write_mixture
 
     outs = []
     for parts in (1, 2, 7):
@@ -73,7 +73,7 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
     assert sum(s["docs"] for s in index["shards"]) == len(rows)
     # each shard file holds exactly its rows, by the formula: shard = floor(u * n_shards),
     # u = uniform(doc_id, shard seed, repeat), in the order of u; attempts are all cleared
-    from pipeline.outputs.mixture.sampling import uniform
+    from curate_pipeline.outputs.mixture.sampling import uniform
 
     n_shards = len(list((outs[0][0] / "shards").glob("*.parquet")))
     assert n_shards == budget["shards"] == -(-len(rows) // 64)
@@ -87,7 +87,7 @@ def test_shards_identical_across_partitionings(spark, tmp_path):
 
 
 def test_pipeline_writes_shards_tokens_and_budget(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.sources.rules = [{"source": "rivers", "hosts": ["rivers.example.org"]}]
@@ -147,7 +147,7 @@ def test_rehydration_repeats_each_document_by_its_cluster_and_language(spark, tm
     """Natural mode with FineWeb-2's table: each document appears as often as its language's
     table says for its MinHash cluster size (read from the JSON here), on any partitioning;
     the budget counts the repeats per language."""
-    from pipeline.outputs.mixture.write import write_mixture
+    from curate_pipeline.outputs.mixture.write import write_mixture
 
     table_path = "conf/fineweb2/rehydration/up_to_05_reps.json"
     table = json.loads((Path(__file__).resolve().parents[1] / table_path).read_text())

@@ -11,8 +11,8 @@ import random
 import numpy as np
 import pytest
 
-from pipeline.config import Config
-from pipeline.document.dedup.minhash import estimate_jaccard
+from curate_pipeline.config import Config
+from curate_pipeline.document.dedup.minhash import estimate_jaccard
 
 SCHEMA = (
     "doc_id string, crawl_pos long, text string, minhash array<int>, bands array<bigint>, "
@@ -22,7 +22,7 @@ NPERM = 14 * 8
 
 
 def _near(spark, rows, parts: int, cfg: Config | None = None) -> dict[str, tuple]:
-    from pipeline.stages.near_dedup import near_dedup
+    from curate_pipeline.stages.near_dedup import near_dedup
 
     df = spark.createDataFrame(rows, SCHEMA).repartition(parts)
     out = near_dedup(spark, df, cfg or Config())
@@ -72,7 +72,7 @@ def test_a_chain_inside_one_bucket_links(spark):
 def test_a_giant_bucket_costs_n_times_anchors(spark):
     """400 pages share one bucket: half near the first page, half near each other but far
     from it. The far half links through the anchors; the pairs checked stay ~n x anchors."""
-    from pipeline.stages.near_dedup import bucket_edges
+    from curate_pipeline.stages.near_dedup import bucket_edges
 
     rng = np.random.default_rng(7)
     base, other = rng.integers(1, 2**31 - 1, NPERM), rng.integers(1, 2**31 - 1, NPERM)
@@ -97,7 +97,7 @@ def _real_chains(texts: list[str], want: int) -> list[tuple[str, str, str]]:
     """(A, B, C) from real pages: B is A with words replaced, C is B with others replaced,
     such that A~B and B~C pass the threshold, A~C does not, and every bucket C shares with B
     also holds A: where the bucket's first member was the only check, C stayed."""
-    from pipeline.stages.near_dedup import hasher_of
+    from curate_pipeline.stages.near_dedup import hasher_of
 
     h = hasher_of(Config())
     rng = random.Random(35)
@@ -127,8 +127,8 @@ def _real_chains(texts: list[str], want: int) -> list[tuple[str, str, str]]:
 
 @pytest.mark.spark
 def test_real_page_chains_link(spark, shared_data):
-    from pipeline.stages.near_dedup import signature_step
-    from pipeline.stages.step import transform
+    from curate_pipeline.stages.near_dedup import signature_step
+    from curate_pipeline.stages.step import transform
 
     path = next((shared_data / "text").glob("dolma_*.jsonl"))
     texts = [json.loads(line)["text"] for line in path.read_text().split("\n") if line.strip()]
@@ -147,7 +147,7 @@ def test_real_page_chains_link(spark, shared_data):
     )
     cfg = Config()
     signed = transform(df, "near_dup", signature_step(spark, cfg))
-    from pipeline.stages.near_dedup import near_dedup
+    from curate_pipeline.stages.near_dedup import near_dedup
 
     got = []
     for parts in (1, 3):
@@ -164,7 +164,7 @@ def test_a_document_near_one_an_append_dropped_as_a_published_copy_goes_too(spar
     """Issue 61 (6): E published; the append's N1 ~ E (prior_dup:near), N2 ~ N1, N2 !~ E. One
     run over everything clusters E, N1, N2 and keeps E alone; so near_dedup takes N1 as a
     link: N2 goes, naming N1 and what N1 was dropped for. Without the link N2 was kept."""
-    from pipeline.stages.near_dedup import near_dedup
+    from curate_pipeline.stages.near_dedup import near_dedup
 
     rng = np.random.default_rng(61)
     e = rng.integers(1, 2**31 - 1, NPERM)

@@ -1,4 +1,4 @@
-"""One run at a time per output directory (pipeline/run/output_lock.py)."""
+"""One run at a time per output directory (curate_pipeline/run/output_lock.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from pipeline.config import ConfigError
-from pipeline.location import Location
-from pipeline.run.output_lock import LOCK_NAME, Lease, OutputBusy, hold
+from curate_pipeline.config import ConfigError
+from curate_pipeline.location import Location
+from curate_pipeline.run.output_lock import LOCK_NAME, Lease, OutputBusy, hold
 
 
 def _released(folder) -> bool:
@@ -121,7 +121,7 @@ def test_racing_runs_get_one_lock(tmp_path):
 
 @pytest.mark.spark
 def test_run_refuses_an_output_another_run_is_writing(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     out = tmp_path / "out"
     out.mkdir()
@@ -142,7 +142,7 @@ def test_a_second_cli_run_into_a_locked_output_is_refused_at_once(sample_warc, t
     out.mkdir()
     with hold(out):
         r = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", "run", "--input", str(sample_warc),
+            [sys.executable, "-m", "curate_pipeline.cli", "run", "--input", str(sample_warc),
              "--output", str(out)], capture_output=True, text=True,
             cwd=Path(__file__).resolve().parents[1],
         )  # fmt: skip
@@ -170,9 +170,9 @@ def test_a_driver_paused_past_its_lease_writes_nothing_when_woken(spark, tmp_pat
     import yaml
     from run_outputs import run_outputs
 
-    from pipeline.config import load_config
-    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.config import load_config
+    from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from curate_pipeline.run.orchestrate import run
 
     root = Path(__file__).resolve().parents[1]
     warcs = []
@@ -187,7 +187,7 @@ def test_a_driver_paused_past_its_lease_writes_nothing_when_woken(spark, tmp_pat
 
     def start(log: str) -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "run", "--config", str(config), "--input",
+            [sys.executable, "-m", "curate_pipeline.cli", "run", "--config", str(config), "--input",
              *map(str, warcs), "--output", str(out)], cwd=root, start_new_session=True,
             stdout=open(tmp_path / f"{log}.out", "w"), stderr=subprocess.STDOUT,  # noqa: SIM115
         )  # fmt: skip
@@ -232,8 +232,8 @@ def test_an_output_that_cannot_be_locked_is_refused_unless_single_writer():
     naming the flag; gs://, hdfs://, abfs:// wait for Spark (their connector can lock)."""
     from pathlib import Path
 
-    from pipeline.config import load_config
-    from pipeline.run.preflight import check_lockable
+    from curate_pipeline.config import load_config
+    from curate_pipeline.run.preflight import check_lockable
 
     cfg = load_config(Path(__file__).resolve().parents[1] / "conf" / "default.yaml")
     with pytest.raises(ConfigError, match=r"no atomic create.*output.single_writer: true"):
@@ -249,7 +249,7 @@ def test_an_output_that_cannot_be_locked_is_refused_unless_single_writer():
 def test_a_store_without_a_connector_here_is_refused_once_spark_runs(spark, cfg, s3_here):
     """gs:// on a cluster without the GCS connector (this one): refused with the flag named;
     with output.single_writer the run goes on unlocked."""
-    from pipeline.run.orchestrate import lock_files_for
+    from curate_pipeline.run.orchestrate import lock_files_for
 
     out = Location.of("gs://bucket/run")
     with pytest.raises(ConfigError, match=r"no Hadoop connector.*output.single_writer: true"):
@@ -266,7 +266,7 @@ def test_the_lock_through_hadoops_filesystem_api(spark, tmp_path):
     """The lock's files through the driver JVM's Hadoop FileSystem (what gs://, hdfs://,
     abfs:// use): create without overwrite refuses an existing file; a second holder is
     refused, the holder checks, renews and releases; a newer generation fences the old."""
-    from pipeline.engine.storage import HadoopLockFiles
+    from curate_pipeline.engine.storage import HadoopLockFiles
 
     files = HadoopLockFiles(spark)
     out = Location.of(tmp_path / "out")

@@ -1,12 +1,13 @@
-"""PII formatting (pipeline/document/text/pii.py) on real-looking text, and the stage in a run."""
+"""PII formatting (curate_pipeline/document/text/pii.py) on real-looking text, and the stage in a
+run."""
 
 from __future__ import annotations
 
 import pytest
 from run_outputs import version_rows
 
-from pipeline.config import PiiConf
-from pipeline.document.text.pii import redact
+from curate_pipeline.config import PiiConf
+from curate_pipeline.document.text.pii import redact
 
 C = PiiConf()
 E, IPS, IPS6 = tuple(C.email_replacements), tuple(C.ip_replacements), tuple(C.ipv6_replacements)
@@ -102,7 +103,7 @@ def test_the_labelled_set_precision_and_recall():
 @pytest.mark.spark
 def test_the_stage_runs_before_tokens_and_counts_in_the_manifest(spark, cfg, sample_warc,
                                                                  tmp_path):  # fmt: skip
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.pii.enabled = True

@@ -11,7 +11,7 @@ import pytest
 from run_outputs import published, version_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from pipeline.run.orchestrate import run
+from curate_pipeline.run.orchestrate import run
 
 pytestmark = pytest.mark.spark
 
@@ -284,7 +284,7 @@ def test_small_files_share_tasks_and_give_the_same_output(spark, cfg, tmp_path):
     not 40), with the documents, ledger and counts of a run reading one file a task."""
     from run_outputs import run_outputs
 
-    from pipeline.examples.corpus import synthetic_pages, write_pages_warc
+    from curate_pipeline.examples.corpus import synthetic_pages, write_pages_warc
 
     pages = synthetic_pages(120, seed=21)
     inputs = []

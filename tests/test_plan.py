@@ -10,10 +10,10 @@ import math
 
 import pytest
 
-from pipeline.cli import main
-from pipeline.config import Config
-from pipeline.run.inputs import expand_inputs
-from pipeline.run.plan import make_plan
+from curate_pipeline.cli import main
+from curate_pipeline.config import Config
+from curate_pipeline.run.inputs import expand_inputs
+from curate_pipeline.run.plan import make_plan
 
 CORES = 1600
 FILE_BYTES = 1_100_000_000  # a Common Crawl WARC
@@ -84,8 +84,8 @@ def test_the_plan_of_adding_1_percent_to_an_output(snapshot, tmp_path, capsys):
     of the added files alone, and the scan of the earlier documents' dedup index."""
     import json
 
-    from pipeline.outputs.publish import versions
-    from pipeline.run import sizing
+    from curate_pipeline.outputs.publish import versions
+    from curate_pipeline.run import sizing
 
     out = tmp_path / "out"
     done = snapshot[:89_100]

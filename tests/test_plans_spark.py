@@ -37,7 +37,7 @@ def shuffled_columns(df) -> list[set[str]]:
 def test_repeated_ids_are_renamed_without_moving_the_rows(spark):
     """unique_ids: the repeated ids travel (an aggregation of two columns, then a broadcast);
     the rows, their text included, stay in their tasks."""
-    from pipeline.stages.unique_ids import unique_ids
+    from curate_pipeline.stages.unique_ids import unique_ids
 
     rows = [(f"<urn:{i % 50}>", i, "text " * 20) for i in range(200)]
     schema = "doc_id string, crawl_pos long, text string"
@@ -55,13 +55,13 @@ def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, 
     """As the run builds them: the corpus stages over narrow rows, the kept rows merged where
     they were read, data/ narrowed to its files, the ledger by input file. No exchange moves
     a document's text; the merge and data/ have no exchange at all."""
-    from pipeline.location import Location
-    from pipeline.run.corpus_half import grouped_data, ledger_output
-    from pipeline.run.orchestrate import run
-    from pipeline.run.stage_store import read_marker
-    from pipeline.stages.exact_dedup import exact_dedup
-    from pipeline.stages.kept_rows import merge, narrow
-    from pipeline.stages.near_dedup import near_dedup
+    from curate_pipeline.location import Location
+    from curate_pipeline.run.corpus_half import grouped_data, ledger_output
+    from curate_pipeline.run.orchestrate import run
+    from curate_pipeline.run.stage_store import read_marker
+    from curate_pipeline.stages.exact_dedup import exact_dedup
+    from curate_pipeline.stages.kept_rows import merge, narrow
+    from curate_pipeline.stages.near_dedup import near_dedup
 
     out = tmp_path / "out"
     run(cfg, [str(sample_warc)], out, spark)
@@ -101,8 +101,8 @@ def test_the_corpus_stages_never_read_the_text_column(spark, cfg, sample_warc, t
     documents store reads no `text` column (issue 52: it read the whole text again)."""
     import re
 
-    from pipeline.run.orchestrate import run
-    from pipeline.stages.kept_rows import narrow
+    from curate_pipeline.run.orchestrate import run
+    from curate_pipeline.stages.kept_rows import narrow
 
     out = tmp_path / "out"
     run(cfg, [str(sample_warc)], out, spark)

@@ -1,4 +1,4 @@
-"""Deduplicating against earlier outputs (`dedup.against`, pipeline/stages/prior_dedup.py):
+"""Deduplicating against earlier outputs (`dedup.against`, curate_pipeline/stages/prior_dedup.py):
 each version publishes a dedup index; a later run drops the exact copies and near duplicates
 of what an earlier output kept, naming it, and keeps everything new."""
 
@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import published, version_rows
 
-from pipeline.config import ConfigError
-from pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
+from curate_pipeline.config import ConfigError
+from curate_pipeline.examples.corpus import Page, small_edit, synthetic_pages, write_pages_warc
 
 pytestmark = pytest.mark.spark
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(scope="module")
 def earlier(spark, cfg, tmp_path_factory):
     """Output A: 60 synthetic pages, its own dedup, its index."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     root = tmp_path_factory.mktemp("prior")
     pages = synthetic_pages(60, seed=11, bad_share=0.0)
@@ -45,7 +45,7 @@ def test_a_later_run_drops_what_the_earlier_output_kept(earlier, spark, cfg):
     """B holds exact copies of 8 of A's kept pages and one-word edits of 8 others, under new
     URLs, and 20 pages of its own: the copies go to the ledger naming A's document, the
     new pages are kept; A is untouched."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     root, pages, m = earlier
     a_dir = published(root / "A")
@@ -82,7 +82,7 @@ def test_a_later_run_drops_what_the_earlier_output_kept(earlier, spark, cfg):
 
 
 def test_an_index_signed_otherwise_is_refused_before_spark(earlier, cfg):
-    from pipeline.run.preflight import check_dedup_against
+    from curate_pipeline.run.preflight import check_dedup_against
 
     root, _, _ = earlier
     c = cfg.model_copy(deep=True)
@@ -108,9 +108,9 @@ def test_a_document_near_two_earlier_ones_links_them_and_retracts_neither(spark,
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from pipeline.outputs.publish import versions
-    from pipeline.stages.near_dedup import hasher_of
-    from pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
+    from curate_pipeline.outputs.publish import versions
+    from curate_pipeline.stages.near_dedup import hasher_of
+    from curate_pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
 
     hasher = hasher_of(cfg)
     a = np.arange(1, 113, dtype=np.uint32) * 7919
@@ -160,9 +160,9 @@ def test_an_edited_copy_is_found_behind_the_other_pages_of_its_buckets(spark, cf
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from pipeline.outputs.publish import versions
-    from pipeline.stages.near_dedup import hasher_of
-    from pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
+    from curate_pipeline.outputs.publish import versions
+    from curate_pipeline.stages.near_dedup import hasher_of
+    from curate_pipeline.stages.prior_dedup import INDEX, INDEX_SCHEMA, index_settings, prior_dedup
 
     hasher = hasher_of(cfg)
     n_bands, r = cfg.near_dedup.bands, cfg.near_dedup.rows

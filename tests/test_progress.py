@@ -1,11 +1,12 @@
-"""The console's progress lines for steps that run as Spark jobs (pipeline/engine/progress.py)."""
+"""The console's progress lines for steps that run as Spark jobs
+(curate_pipeline/engine/progress.py)."""
 
 from __future__ import annotations
 
 import logging
 import time
 
-from pipeline.engine.progress import SparkProgress, TaskFigures, _Seen, eta_of, progress_line
+from curate_pipeline.engine.progress import SparkProgress, TaskFigures, _Seen, eta_of, progress_line
 
 
 def test_eta_is_the_tasks_left_at_the_rate_since_each_stage_began():
@@ -37,10 +38,10 @@ def test_a_running_job_is_reported_with_its_tasks(spark, caplog):
         time.sleep(1.5)
         return it
 
-    with caplog.at_level(logging.INFO, logger="pipeline.engine.progress"):
+    with caplog.at_level(logging.INFO, logger="curate_pipeline.engine.progress"):
         with SparkProgress(sc, "stage test (1 of 1)", every=0.2, poll=0.2):
             sc.parallelize(range(6), 6).mapPartitions(slow).count()
-    lines = [r.getMessage() for r in caplog.records if r.name == "pipeline.engine.progress"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "curate_pipeline.engine.progress"]
     running = [line for line in lines if "/6 tasks" in line]
     assert running, lines
     assert all(line.startswith("stage test (1 of 1): ") for line in lines)

@@ -1,4 +1,5 @@
-"""An output is a versioned dataset (pipeline/outputs/publish/versions.py): each run publishes a
+"""An output is a versioned dataset (curate_pipeline/outputs/publish/versions.py): each run
+publishes a
 version in its own folder and switches readers with one atomic create of its commit record;
 readers (the dataset card, the files the current version's commit lists) never see a partial
 one."""
@@ -14,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.location import Location
-from pipeline.outputs.publish import versions
-from pipeline.run.output_lock import OutputBusy
+from curate_pipeline.location import Location
+from curate_pipeline.outputs.publish import versions
+from curate_pipeline.run.output_lock import OutputBusy
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -191,8 +192,8 @@ def test_readers_see_whole_versions_while_a_rerun_adds_inputs(spark, cfg, sample
     is one complete version (its rows equal its manifest's kept count, no id twice). The
     first version's files stay while a kept version lists them; then they go. The card,
     report and explorer follow the newest."""
-    from pipeline.examples.corpus import synthetic_pages, write_pages_warc
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.examples.corpus import synthetic_pages, write_pages_warc
+    from curate_pipeline.run.orchestrate import run
 
     cfg = cfg.model_copy(deep=True)
     cfg.output.keep_hours = 0  # retention by count alone, seen below
@@ -260,10 +261,10 @@ def test_a_store_that_ignores_conditional_writes_is_refused_unless_single_writer
     that drops the header (what MinIO before 2024 and some gateways do) accepts a second
     create of one key. The probe tells them apart; a run there is refused, naming the store,
     unless output.single_writer, when it goes on unlocked and commits without the check."""
-    from pipeline import location
-    from pipeline.location import NoExclusiveCreate, check_conditional_create
-    from pipeline.run import output_lock
-    from pipeline.run.orchestrate import lock_files_for
+    from curate_pipeline import location
+    from curate_pipeline.location import NoExclusiveCreate, check_conditional_create
+    from curate_pipeline.run import output_lock
+    from curate_pipeline.run.orchestrate import lock_files_for
 
     s3_here.create_bucket(Bucket="probed")
     out = Location.of("s3://probed/out")
@@ -275,7 +276,7 @@ def test_a_store_that_ignores_conditional_writes_is_refused_unless_single_writer
         check_conditional_create(out / ".curate.lock")
     assert not [o for o in s3_here.list_objects_v2(Bucket="probed").get("Contents", [])
                 if "_probe-" in o["Key"]]  # fmt: skip
-    from pipeline.config import ConfigError
+    from curate_pipeline.config import ConfigError
 
     with pytest.raises(ConfigError, match="ignores conditional writes.*single_writer"):
         lock_files_for(None, cfg, out)  # refused before any Spark call
@@ -299,7 +300,7 @@ def test_the_card_follows_the_log_whoever_writes_it_last(tmp_path):
     """Issue 61 (2): A publishes version 1 and pauses before its card; B and C publish, C's
     retention removes version 1; A wakes and writes the card: it names the newest version
     (C's), whose folders all exist, not A's removed one."""
-    from pipeline.outputs.publish.card import card_folders, publish_card
+    from curate_pipeline.outputs.publish.card import card_folders, publish_card
 
     out = Location.of(tmp_path / "out")
     a = _publish(out, 1, 1)
@@ -316,7 +317,7 @@ def test_the_card_follows_the_log_whoever_writes_it_last(tmp_path):
 def test_a_lock_lost_inside_the_block_is_said_when_it_ends(tmp_path):
     """Issue 61 (2): a run whose lock was taken over while it ran (paused past its lease)
     is told so when it lets go, not released quietly: the CLI exits non-zero."""
-    from pipeline.run.output_lock import LOCK_NAME, Lease, hold
+    from curate_pipeline.run.output_lock import LOCK_NAME, Lease, hold
 
     out = Location.of(tmp_path / "out")
     with pytest.raises(OutputBusy, match="lost its lock"):
@@ -333,7 +334,7 @@ def test_overwrite_publishes_a_whole_version_and_deletes_no_published_one(
 ):
     """Issue 61 (3): --overwrite clears the working state and publishes a new whole version;
     the versions before it stay until retention removes them (never one bulk delete)."""
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     out = tmp_path / "out"
     first = run(cfg, [str(sample_warc)], out, spark)

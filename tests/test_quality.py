@@ -9,11 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import version_rows
 
-from pipeline.config import Config
-from pipeline.document.quality.naive_bayes import NaiveBayesModel, train_counts, vote
-from pipeline.document.quality.tokens import classifier_tokens
-from pipeline.examples.quality_texts import write_examples
-from pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
+from curate_pipeline.config import Config
+from curate_pipeline.document.quality.naive_bayes import NaiveBayesModel, train_counts, vote
+from curate_pipeline.document.quality.tokens import classifier_tokens
+from curate_pipeline.examples.quality_texts import write_examples
+from curate_pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
 
 SPAM = "Click here to buy now! Free shipping, add to cart, log in to claim your coupon."
 
@@ -74,7 +74,7 @@ def _cfg(**quality) -> Config:
 
 @pytest.mark.spark
 def test_spark_naive_bayes_agrees_with_plain_python(spark, examples, tmp_path):
-    from pipeline.run.train_quality import _split, read_texts, train_quality
+    from curate_pipeline.run.train_quality import _split, read_texts, train_quality
 
     good, bad = examples
     cfg = _cfg()
@@ -109,9 +109,9 @@ def test_spark_naive_bayes_agrees_with_plain_python(spark, examples, tmp_path):
 
 @pytest.mark.spark
 def test_fasttext_backend_and_input_formats(spark, examples, tmp_path):
-    from pipeline.document.quality.fasttext_backend import meta_path
-    from pipeline.document.quality.model import load_quality_model
-    from pipeline.run.train_quality import train_quality
+    from curate_pipeline.document.quality.fasttext_backend import meta_path
+    from curate_pipeline.document.quality.model import load_quality_model
+    from curate_pipeline.run.train_quality import train_quality
 
     good, bad = examples
     # good as JSONL, bad as Parquet: the three input formats read the same
@@ -133,7 +133,7 @@ def test_fasttext_backend_and_input_formats(spark, examples, tmp_path):
 
 @pytest.mark.spark
 def test_training_input_errors_name_the_path(spark, examples, tmp_path):
-    from pipeline.run.train_quality import TrainingInputError, train_quality
+    from curate_pipeline.run.train_quality import TrainingInputError, train_quality
 
     good, _ = examples
     bad = tmp_path / "bad.jsonl"
@@ -148,7 +148,7 @@ def test_training_input_errors_name_the_path(spark, examples, tmp_path):
 
 @pytest.mark.spark
 def test_quality_stage_scores_and_drops(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     out = tmp_path / "q"
     m = run(cfg, [str(sample_warc)], out, spark)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.outputs.publish import versions
+from curate_pipeline.outputs.publish import versions
 
 pytestmark = pytest.mark.spark
 
@@ -57,7 +57,7 @@ def _delta_readers(root: Path, key: str) -> dict[str, tuple]:
 def _check_every_reader(spark, out: Path, dest: Path, cache: Path) -> None:
     from datasets import load_dataset
 
-    from pipeline.cli import main
+    from curate_pipeline.cli import main
 
     for sub, key, config in (("data", "id", "default"), ("rejected", "doc_id", "rejected")):
         want = _expected(out, sub)
@@ -104,9 +104,9 @@ def _orphan(out: Path) -> None:
 
 
 def test_every_reader_sees_the_current_version(spark, cfg, sample_warc, tmp_path):
-    from pipeline.examples.corpus import synthetic_pages, write_pages_warc
-    from pipeline.outputs.publish import delta
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.examples.corpus import synthetic_pages, write_pages_warc
+    from curate_pipeline.outputs.publish import delta
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.output.keep_hours = 0
@@ -144,9 +144,9 @@ def test_a_crash_between_commit_and_delta_is_caught_up(spark, cfg, sample_warc, 
     tables one version behind (never ahead), and `curate versions DIR --sync` catches up."""
     from deltalake import DeltaTable
 
-    from pipeline.cli import main
-    from pipeline.outputs.publish import delta
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.cli import main
+    from curate_pipeline.outputs.publish import delta
+    from curate_pipeline.run.orchestrate import run
 
     out = tmp_path / "out"
     first = run(cfg, [str(sample_warc)], out, spark)
@@ -174,7 +174,7 @@ def test_routed_data_keeps_its_language_column_in_every_reader(spark, cfg, sampl
                                                                tmp_path):  # fmt: skip
     from huggingface_hub import DatasetCard
 
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.langid.route_by_language = True  # data/F/xx/ folders

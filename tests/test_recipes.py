@@ -14,12 +14,12 @@ import pytest
 import yaml
 from run_outputs import version_rows
 
-from pipeline.config import load_config
-from pipeline.document.langid import language_verdict, load_fasttext, predict_languages
-from pipeline.document.recipes import RecipeError, recipe_rules
-from pipeline.document.text.lang_words import FALLBACK, assignment, split_words_in
-from pipeline.stages.recipe_files import load_recipes, splitter_table
-from pipeline.stages.rules import rules_step
+from curate_pipeline.config import load_config
+from curate_pipeline.document.langid import language_verdict, load_fasttext, predict_languages
+from curate_pipeline.document.recipes import RecipeError, recipe_rules
+from curate_pipeline.document.text.lang_words import FALLBACK, assignment, split_words_in
+from curate_pipeline.stages.recipe_files import load_recipes, splitter_table
+from curate_pipeline.stages.rules import rules_step
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "conf" / "fineweb2" / "configs"
@@ -158,7 +158,7 @@ def test_chinese_is_judged_on_words_not_runs_of_characters(fw2):
 
 
 def test_near_duplicates_only_within_a_language(fw2):
-    from pipeline.stages.near_dedup import signature_step
+    from curate_pipeline.stages.near_dedup import signature_step
 
     text = "Copyright 2024 Example Corp. All rights reserved. Terms of use apply to this site."
     step = signature_step(None, fw2)
@@ -180,9 +180,9 @@ def test_minhash_shingles_of_the_language_s_words(fw2):
     texts sharing most of their words are near duplicates, as whole runs they are not."""
     import jieba
 
-    from pipeline.document.dedup.minhash import MinHasher, estimate_jaccard, jaccard
-    from pipeline.document.dedup.normalize import simplify
-    from pipeline.stages.near_dedup import signature_step
+    from curate_pipeline.document.dedup.minhash import MinHasher, estimate_jaccard, jaccard
+    from curate_pipeline.document.dedup.normalize import simplify
+    from curate_pipeline.stages.near_dedup import signature_step
 
     a = (
         "我们今天去北京大学参观，然后在图书馆看书。他在公司的会议上介绍了新的项目计划。"
@@ -280,7 +280,7 @@ def test_the_preset_on_spark_with_a_glotlid_format_model(
 ):
     from warcio.archiveiterator import ArchiveIterator
 
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     warc = shared_data / "warc" / "CC-MAIN-2020-34_resiliparse-warcfile.warc.gz"
     c = fw2.model_copy(deep=True)
@@ -323,7 +323,7 @@ def _expanded(weights: dict[str, int], size: int) -> int:
 
 @pytest.mark.parametrize("table", ["up_to_05_reps.json", "up_to_10_reps.json"])
 def test_rehydration_repeats_as_fineweb2_expands_them(table):
-    from pipeline.outputs.mixture.rehydration import Rehydration
+    from curate_pipeline.outputs.mixture.rehydration import Rehydration
 
     text = (ROOT / "conf" / "fineweb2" / "rehydration" / table).read_text()
     reh = Rehydration.from_json(text, table)
@@ -338,8 +338,8 @@ def test_rehydration_repeats_as_fineweb2_expands_them(table):
 
 
 def test_missing_recipe_files_stop_the_run_before_spark(fw2, tmp_path):
-    from pipeline.config import ConfigError
-    from pipeline.run.preflight import check_recipe_files
+    from curate_pipeline.config import ConfigError
+    from curate_pipeline.run.preflight import check_recipe_files
 
     check_recipe_files(fw2)  # the shipped files read
     for section, key, value, says in (

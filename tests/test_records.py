@@ -7,7 +7,12 @@ from collections import Counter
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pipeline.document.warc.records import OFFSET_BITS, RecordPolicy, iter_warc_rows, sniff_html
+from curate_pipeline.document.warc.records import (
+    OFFSET_BITS,
+    RecordPolicy,
+    iter_warc_rows,
+    sniff_html,
+)
 
 POLICY = RecordPolicy(
     max_record_bytes=1_000_000,

@@ -1,4 +1,4 @@
-"""The regex filter (pipeline/document/text/regex_filter.py, datatrove's RegexFilter): the
+"""The regex filter (curate_pipeline/document/text/regex_filter.py, datatrove's RegexFilter): the
 stage added with the small step contract (docs/adding-a-stage.md). The check alone, the
 config's refusal of a bad pattern, and a run whose drops are checked with the test's own `re`."""
 
@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import version_rows
 
-from pipeline.config import Config, ConfigError, RegexFilterConf, load_config
-from pipeline.document.text.regex_filter import checker
-from pipeline.document.verdict import Drop
+from curate_pipeline.config import Config, ConfigError, RegexFilterConf, load_config
+from curate_pipeline.document.text.regex_filter import checker
+from curate_pipeline.document.verdict import Drop
 
 
 def _cfg(**patterns: str) -> Config:
@@ -44,7 +44,7 @@ def test_a_pattern_that_does_not_compile_is_refused_when_the_config_loads(tmp_pa
 def test_a_run_drops_exactly_the_documents_whose_text_matches(
     spark, cfg, sample_warc, sample_run, tmp_path
 ):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     base_out, base = sample_run
     kept = version_rows(base_out, "data")
@@ -77,7 +77,7 @@ def test_a_run_drops_exactly_the_documents_whose_text_matches(
     assert m["counts"]["read"] == base["counts"]["read"]
     # the report's funnel has the new stage with no code of its own: its label from the
     # registry entry, the next stage's count its survivors
-    from pipeline.outputs.report import report_data
+    from curate_pipeline.outputs.report import report_data
 
     funnel = report_data(tmp_path / "out")["funnel"]
     i = next(k for k, f in enumerate(funnel) if f["stage"] == "regex_filter")

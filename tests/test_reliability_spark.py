@@ -21,7 +21,7 @@ import pytest
 import yaml
 from run_outputs import published, version_rows
 
-from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def base_cfg(cfg):
 
 
 def _run(spark, cfg, inputs, out: Path, partitions: int | None = None) -> Path:
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     key = "spark.sql.shuffle.partitions"

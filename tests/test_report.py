@@ -15,7 +15,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 
 
 def test_demo_verdicts(demo_run):
-    from pipeline.examples.demo import verdicts
+    from curate_pipeline.examples.demo import verdicts
 
     v = {r["page"]: r for r in verdicts(demo_run)}
     assert [n for n, r in sorted(v.items()) if r["verdict"] == "kept"] == [1, 7]
@@ -64,7 +64,7 @@ def test_report_in_headless_chromium(demo_run, chromium, tmp_path):
 
 
 def test_report_rebuilt_from_a_finished_run(demo_run):
-    from pipeline.cli import main
+    from curate_pipeline.cli import main
 
     before = json.loads((published(demo_run) / "report.json").read_text())
     (published(demo_run) / "report.json").unlink()
@@ -112,7 +112,7 @@ def test_examples_name_every_reason_and_come_from_the_ledger(demo_run):
 
 
 def test_histogram_bins_show_the_mass_not_the_outliers():
-    from pipeline.outputs.report import _regroup
+    from curate_pipeline.outputs.report import _regroup
 
     # 200 documents between 0 and 2, two outliers at 195 and 220 (bins of 0.25)
     hist = [[i * 0.25, 25] for i in range(8)] + [[195.0, 1], [220.0, 1]]

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import regex
 
-from pipeline.config import RulesConf
-from pipeline.document.text.gopher import quality_stats, repetition_stats
-from pipeline.document.text.rules import checks, evaluate
-from pipeline.document.text.words import split_words
-from pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
+from curate_pipeline.config import RulesConf
+from curate_pipeline.document.text.gopher import quality_stats, repetition_stats
+from curate_pipeline.document.text.rules import checks, evaluate
+from curate_pipeline.document.text.words import split_words
+from curate_pipeline.examples.sample import ARTICLE_BREAD, ARTICLE_RIVER
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -336,8 +336,8 @@ def test_split_words_separates_punctuation():
 
 def test_stop_words_are_counted_distinct():
     """Gopher (and datatrove) need two *different* words of the list: "the" twice is one."""
-    from pipeline.document.text.gopher import quality_stats
-    from pipeline.document.text.words import split_words
+    from curate_pipeline.document.text.gopher import quality_stats
+    from curate_pipeline.document.text.words import split_words
 
     stop = frozenset(["the", "be", "to", "of", "and", "that", "have", "with"])
     once = "The cat sat on the mat near the door"
@@ -359,8 +359,8 @@ MARKED = {
 
 
 def test_words_keep_their_combining_marks():
-    from pipeline.document.quality.tokens import classifier_tokens
-    from pipeline.document.text.words import split_words
+    from curate_pipeline.document.quality.tokens import classifier_tokens
+    from curate_pipeline.document.text.words import split_words
 
     for lang, text in MARKED.items():
         plain = [w for w in text.split() if w != "—"]
@@ -381,7 +381,7 @@ DATATROVE_DECISIONS = {
 
 
 def test_the_fineweb_preset_makes_datatrove_decisions():
-    from pipeline.config import load_config
+    from curate_pipeline.config import load_config
 
     preset = load_config(ROOT / "conf" / "fineweb.yaml").rules
     for text, expected in DATATROVE_DECISIONS.items():
@@ -394,7 +394,7 @@ def test_the_fineweb_preset_makes_datatrove_decisions():
 
 
 def test_spacy_words_split_as_datatrove_does():
-    from pipeline.document.text.spacy_words import spacy_sentences, spacy_words
+    from curate_pipeline.document.text.spacy_words import spacy_sentences, spacy_words
 
     assert spacy_words("Don't stop-the-art e.g. $5.00 it's\n\n3.14...") == [
         "Do", "n't", "stop", "-", "the", "-", "art", "e.g.", "$", "5.00", "it", "'s", "3.14",

@@ -65,7 +65,7 @@ def test_a_throttled_store_slows_a_run_down_and_changes_nothing(s3, s3_inputs, s
     equals a local run; no fault becomes a record's verdict."""
     from s3_server import throttling_proxy
 
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     client, env, _ = s3
     local_dir, uris, c, config = s3_inputs

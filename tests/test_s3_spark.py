@@ -27,7 +27,7 @@ import pytest
 from run_outputs import published, run_outputs, version_rows
 from s3_server import BUCKET, OUT_BUCKET, _download, _finish, _popen, _same_files
 
-from pipeline.outputs.tokens.shards import TokenShards
+from curate_pipeline.outputs.tokens.shards import TokenShards
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,8 +47,8 @@ def _curate(env: dict, listing: str, out: Path) -> dict:
 def test_s3_listing_matches_local_resumes_and_reads_in_few_requests(
     s3, spark, cfg, sample_warc, tmp_path
 ):
-    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from curate_pipeline.run.orchestrate import run
 
     client, env, counter = s3
     local_dir = tmp_path / "files"
@@ -283,11 +283,11 @@ def private_cluster(tmp_path_factory):
     folders but the code and its venv (nor the real-data folder): no shared disk."""
     import shutil
 
-    from pipeline.engine.cluster import cluster_down, cluster_up
+    from curate_pipeline.engine.cluster import cluster_down, cluster_up
 
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("a private mount namespace for the workers needs root and unshare")
-    keep = [ROOT / "pipeline", ROOT / ".venv"]
+    keep = [ROOT / "curate_pipeline", ROOT / ".venv"]
     hide = [str(p) for p in sorted(ROOT.iterdir()) if p.is_dir() and p not in keep]
     hide += [str(p) for p in (ROOT.parent / "shared",) if p.is_dir()]
     run_dir = tmp_path_factory.mktemp("private-cluster")
@@ -307,17 +307,17 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     ledger and the counts equal a local run's."""
     import shutil
 
-    from pipeline.config import load_config
+    from curate_pipeline.config import load_config
 
     client, env, _ = s3
     _, uris, _, config = s3_inputs
     # the workers' view: neither the driver's temporary files nor the models folder
     workers_ns = private_cluster["pids"][1]
-    for seen_by_driver in (config, ROOT / "models" / "lid.176.ftz", ROOT / "pipeline"):
+    for seen_by_driver in (config, ROOT / "models" / "lid.176.ftz", ROOT / "curate_pipeline"):
         visible = subprocess.run(["nsenter", "-t", str(workers_ns), "-m", "test", "-e",
                                   str(seen_by_driver)]).returncode == 0  # fmt: skip
-        assert visible == (seen_by_driver.name == "pipeline"), seen_by_driver
-    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "pipeline")
+        assert visible == (seen_by_driver.name == "curate_pipeline"), seen_by_driver
+    pyfiles = shutil.make_archive(str(tmp_path / "pipeline"), "zip", ROOT, "curate_pipeline")
     out = f"s3://{OUT_BUCKET}/runs/cluster"
     # the JVMs' JIT settings of conf/cluster.yaml (half their CPU at start-up)
     jvm = load_config(ROOT / "conf" / "cluster.yaml").spark.conf
@@ -353,8 +353,8 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
 def test_a_store_folder_expands_to_its_archives(s3, s3_inputs, monkeypatch):
     """`--input s3://bucket/folder/` is every archive under it, in name order, as a local
     folder is; one with none is refused, naming it."""
-    from pipeline import location
-    from pipeline.run.inputs import InputError, expand_inputs
+    from curate_pipeline import location
+    from curate_pipeline.run.inputs import InputError, expand_inputs
 
     _, env, _ = s3
     _, uris, _, _ = s3_inputs

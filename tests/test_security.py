@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import Config, ConfigError, ExtractConf, ReadConf
-from pipeline.document.extract import process_record
-from pipeline.engine.models import ModelError
-from pipeline.run.preflight import check_models, check_output
+from curate_pipeline.config import Config, ConfigError, ExtractConf, ReadConf
+from curate_pipeline.document.extract import process_record
+from curate_pipeline.engine.models import ModelError
+from curate_pipeline.run.preflight import check_models, check_output
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):

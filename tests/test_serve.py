@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 class Serving:
     def __init__(self, conf: Path, watched: Path, out: Path):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "serve", "--config", str(conf), "--input",
+            [sys.executable, "-m", "curate_pipeline.cli", "serve", "--config", str(conf), "--input",
              str(watched), "--output", str(out), "--every", "1", "--port", "0"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True,

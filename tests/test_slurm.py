@@ -85,8 +85,8 @@ def _processes_of(env: dict) -> list[str]:
 
 
 def test_sbatch_job_equals_a_local_run(cluster, spark, sample_warc, tmp_path):
-    from pipeline.config import load_config
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.config import load_config
+    from curate_pipeline.run.orchestrate import run
 
     local = tmp_path / "local"
     run(load_config(ROOT / "conf" / "cluster.yaml"), [str(sample_warc)], local, spark)
@@ -105,7 +105,7 @@ def test_sbatch_job_equals_a_local_run(cluster, spark, sample_warc, tmp_path):
 
 
 def test_scancel_stops_driver_workers_and_master(cluster, tmp_path):
-    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
 
     warc = tmp_path / "crawl.warc.gz"
     write_pages_warc(warc, with_duplicates(synthetic_pages(3000, seed=5), seed=5))

@@ -1,4 +1,4 @@
-"""Inputs probed before Spark starts (pipeline/document/sniff.py, run/preflight.py): real
+"""Inputs probed before Spark starts (curate_pipeline/document/sniff.py, run/preflight.py): real
 archives and datasets pass, a file that is certainly something else is named, damage is
 left to the reader's ledger."""
 
@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.document.sniff import HEAD_BYTES, looks_like, mismatch
-from pipeline.run.inputs import InputError
-from pipeline.run.preflight import check_inputs
+from curate_pipeline.document.sniff import HEAD_BYTES, looks_like, mismatch
+from curate_pipeline.run.inputs import InputError
+from curate_pipeline.run.preflight import check_inputs
 
 
 def _head(path) -> bytes:
@@ -89,7 +89,7 @@ def test_the_run_stops_only_where_it_would_fail_for_them_anyway(cfg, sample_warc
     c = cfg.model_copy(deep=True)
     c.input.max_unreadable_files = 2
     # a few among good ones: logged, then the ledger's (read:unreadable_file)
-    with caplog.at_level(logging.WARNING, logger="pipeline.run.preflight"):
+    with caplog.at_level(logging.WARNING, logger="curate_pipeline.run.preflight"):
         check_inputs(c, _files(tmp_path / "a", sample_warc, 2, 3))
     assert sum("goes to the ledger" in r.getMessage() for r in caplog.records) == 2
     # every input: nothing to read

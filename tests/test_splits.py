@@ -5,9 +5,9 @@ import io
 
 import pytest
 
-from pipeline.config import Config
-from pipeline.document.warc.splits import find_member_start, is_record_member
-from pipeline.stages.read import read_file_rows
+from curate_pipeline.config import Config
+from curate_pipeline.document.warc.splits import find_member_start, is_record_member
+from curate_pipeline.stages.read import read_file_rows
 
 
 def _key(r):
@@ -79,7 +79,7 @@ def test_member_detection():
 
 
 def test_small_files_are_packed_into_shared_tasks_in_crawl_order():
-    from pipeline.stages.read import plan_tasks
+    from curate_pipeline.stages.read import plan_tasks
 
     files = [f"/in/{i}.warc.gz" for i in range(6)]
     sizes = {f: 1000 for f in files} | {files[3]: 10_000}  # one large file in the middle

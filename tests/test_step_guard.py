@@ -1,4 +1,5 @@
-"""The step mechanism (pipeline/stages/step.py): a step returns verdicts, the mechanism writes
+"""The step mechanism (curate_pipeline/stages/step.py): a step returns verdicts, the mechanism
+writes
 the reject columns; a step that raises on one row drops that row with the error, not the
 task; a step returning the wrong number of verdicts is an error, not a silent shift."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.stages.step import Drop, each, run_steps
+from curate_pipeline.stages.step import Drop, each, run_steps
 
 
 class _Seconds:
@@ -81,7 +82,7 @@ def test_a_failing_environment_fails_the_task_never_a_verdict():
     """A model or tokenizer missing where the step runs, or a module that does not import, is
     the machine's failure: it propagates (the task fails) instead of dropping every document
     as `<stage>:error`."""
-    from pipeline.document.verdict import EnvironmentFailure
+    from curate_pipeline.document.verdict import EnvironmentFailure
 
     for failure in (EnvironmentFailure("tokenizer tok.json is not on this executor"),
                     ImportError("No module named 'tokenizers'")):  # fmt: skip
@@ -105,8 +106,8 @@ def test_a_model_not_shipped_to_the_executor_fails_the_run_and_commits_nothing(
     the chunks and dedup stages before it, which never used it, stand."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    import pipeline.stages.tokenize as tokenize_stage
-    from pipeline.run.orchestrate import run
+    import curate_pipeline.stages.tokenize as tokenize_stage
+    from curate_pipeline.run.orchestrate import run
 
     words = ["<|endoftext|>", "[UNK]", "the", "river", "valley", "bread"]
     tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))

@@ -6,7 +6,7 @@ from functools import partial
 
 import pytest
 
-from pipeline.document.warc.streams import MissingInput, TransportError, open_stream
+from curate_pipeline.document.warc.streams import MissingInput, TransportError, open_stream
 
 DATA = bytes(range(256)) * 4096  # 1 MiB
 

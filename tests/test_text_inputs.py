@@ -13,11 +13,11 @@ import pytest
 from run_outputs import version_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from pipeline.config import Config
-from pipeline.document.extract import process_record
-from pipeline.document.text_inputs import iter_jsonl_rows, iter_parquet_rows
-from pipeline.document.warc.records import RecordPolicy, iter_warc_rows
-from pipeline.run.inputs import expand_inputs
+from curate_pipeline.config import Config
+from curate_pipeline.document.extract import process_record
+from curate_pipeline.document.text_inputs import iter_jsonl_rows, iter_parquet_rows
+from curate_pipeline.document.warc.records import RecordPolicy, iter_warc_rows
+from curate_pipeline.run.inputs import expand_inputs
 
 LINES = [
     {
@@ -141,7 +141,7 @@ def test_folders_list_text_datasets(tmp_path):
 
 @pytest.mark.spark
 def test_text_inputs_through_every_stage(spark, cfg, shared_data, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     src = next((shared_data / "text").glob("dolma_*.jsonl"))
     lines = [json.loads(x) for x in src.read_text().split("\n") if x.strip()]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from run_outputs import run_outputs
 
-from pipeline.examples.broken_archives import refused_url
+from curate_pipeline.examples.broken_archives import refused_url
 
 pytestmark = pytest.mark.spark
 
@@ -111,8 +111,8 @@ def faulty_server(tmp_path):
 
 def test_flaky_http_gives_the_same_rows_as_local_files(faulty_server, spark, cfg, sample_warc,
                                                        tmp_path):  # fmt: skip
-    from pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.examples.corpus import synthetic_pages, with_duplicates, write_pages_warc
+    from curate_pipeline.run.orchestrate import run
 
     base, served, handler = faulty_server
     shutil.copy(sample_warc, served / "sample.warc.gz")
@@ -137,7 +137,7 @@ def test_flaky_http_gives_the_same_rows_as_local_files(faulty_server, spark, cfg
     assert not [r for r in ledger if r[2] in ("corrupt_file", "corrupt_record")]
     assert m["counts"]["read"] == m["counts"]["kept"] + sum(m["counts"]["rejected"].values())
     # more unreadable files than allowed: the run fails at its end, its ledger written
-    from pipeline.run.orchestrate import TooManyUnreadable
+    from curate_pipeline.run.orchestrate import TooManyUnreadable
 
     c.input.max_unreadable_files = 0
     with pytest.raises(TooManyUnreadable, match="1 of 3 input files are unreadable"):
@@ -146,7 +146,7 @@ def test_flaky_http_gives_the_same_rows_as_local_files(faulty_server, spark, cfg
 
 
 def test_a_host_refusing_connections_fails_the_run_naming_the_url(spark, cfg, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.input.http_retries = 1

@@ -1,4 +1,5 @@
-"""The URL filter (pipeline/document/url_filter.py): datatrove URLFilter's semantics on lists from
+"""The URL filter (curate_pipeline/document/url_filter.py): datatrove URLFilter's semantics on
+lists from
 files, decided before extraction."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from run_outputs import version_rows
 
-from pipeline.config import ConfigError, UrlFilterConf
-from pipeline.document.url_filter import load_url_filter, normalize_url, read_list
+from curate_pipeline.config import ConfigError, UrlFilterConf
+from curate_pipeline.document.url_filter import load_url_filter, normalize_url, read_list
 
 
 def _conf(tmp_path, **lists) -> UrlFilterConf:
@@ -67,7 +68,7 @@ def test_verdicts(tmp_path):
 
 
 def test_missing_list_is_named_before_spark(tmp_path, cfg):
-    from pipeline.run.preflight import check_lists
+    from curate_pipeline.run.preflight import check_lists
 
     c = cfg.model_copy(deep=True)
     c.url_filter = UrlFilterConf(enabled=True, blocked_domains=[str(tmp_path / "nope.txt")])
@@ -77,7 +78,7 @@ def test_missing_list_is_named_before_spark(tmp_path, cfg):
 
 @pytest.mark.spark
 def test_blocked_pages_are_ledgered_and_never_extracted(spark, cfg, sample_warc, tmp_path):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     c = cfg.model_copy(deep=True)
     c.url_filter = _conf(tmp_path, blocked_domains=["rivers.example.org"])
@@ -101,8 +102,8 @@ def test_lists_are_loaded_and_broadcast_once_per_run_not_per_chunk(
 ):
     """Three chunks, one load and one broadcast of the lists (a snapshot has ~11,000 chunks
     and the lists millions of domains); every chunk still blocks with them."""
-    import pipeline.stages.extract as extract_stage
-    from pipeline.run.orchestrate import run
+    import curate_pipeline.stages.extract as extract_stage
+    from curate_pipeline.run.orchestrate import run
 
     loads = []
     real = extract_stage.load_url_filter

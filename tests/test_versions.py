@@ -66,9 +66,9 @@ def versions_local(s3_inputs, tmp_path_factory):
         python = _venv(version)
         out = config.parent / f"local-{version}"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
-        r = subprocess.run([str(python), "-m", "pipeline.cli", "run", "--config", str(config),
-                            "--input", *inputs, "--output", str(out)], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=900)  # fmt: skip
+        cmd = [str(python), "-m", "curate_pipeline.cli", "run", "--config", str(config),
+               "--input", *inputs, "--output", str(out)]  # fmt: skip
+        r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stdout[-2000:] + "\n----\n" + r.stderr[-4000:]
         outs[version] = out
     return outs
@@ -148,7 +148,7 @@ def test_the_packed_archive_holds_the_run_and_nothing_else(packed, tmp_path):
         info = json.load(tar.extractfile("curate-pack.json"))  # type: ignore[arg-type]
     site = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages/"
     tops = {n[len(site):].split("/")[0] for n in names if n.startswith(site)}  # fmt: skip
-    assert "pipeline" in tops and any(t.startswith("curate_pipeline-") for t in tops)
+    assert "curate_pipeline" in tops and any(t.startswith("curate_pipeline-") for t in tops)
     assert not any(t.startswith("__editable__") or t.endswith(".egg-link") for t in tops)
     for needed in ("boto3", "pyarrow", "trafilatura", "fasttext", "warcio", "venv_pack"):
         assert any(t == needed or t.startswith(needed) for t in tops), needed
@@ -169,7 +169,7 @@ def test_pack_from_an_installed_package(packed, tmp_path):
         tar.extractall(env, filter="tar")
     before = (env / "curate-pack.json").read_bytes()
     out = tmp_path / "again.tar.gz"
-    r = subprocess.run([str(env / "bin" / "python"), "-m", "pipeline.cli", "pack", str(out)],
+    r = subprocess.run([str(env / "bin" / "python"), "-m", "curate_pipeline.cli", "pack", str(out)],
                        cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
     assert r.returncode == 0, r.stdout[-2000:] + "\n----\n" + r.stderr[-3000:]
     assert f"packed {out}" in r.stdout
@@ -178,14 +178,14 @@ def test_pack_from_an_installed_package(packed, tmp_path):
         info = json.load(tar.extractfile("curate-pack.json"))  # type: ignore[arg-type]
     site = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages/"
     tops = {n[len(site):].split("/")[0] for n in names if n.startswith(site)}  # fmt: skip
-    assert "pipeline" in tops and "pyarrow" in tops and "pyspark" not in tops
+    assert "curate_pipeline" in tops and "pyarrow" in tops and "pyspark" not in tops
     assert info["lock"] == "the installed environment" and info["pyspark_included"] is False
     import platform
 
     assert info["machine"] == platform.machine() and len(info["glibc_min"]) == 2
     assert (env / "curate-pack.json").read_bytes() == before  # its own record, untouched
     # extras it lacks: refused, naming the install
-    r = subprocess.run([str(env / "bin" / "python"), "-m", "pipeline.cli", "pack",
+    r = subprocess.run([str(env / "bin" / "python"), "-m", "curate_pipeline.cli", "pack",
                         str(tmp_path / "gpu.tar.gz"), "--extras", "gpu"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     assert r.returncode == 2 and "pip install 'curate-pipeline[gpu]'" in r.stderr, r.stderr
@@ -195,7 +195,7 @@ def test_pack_from_an_installed_package(packed, tmp_path):
 def bare_cluster(request, tmp_path_factory):
     """Master and two 1-core workers from a Spark installation copied out of the version's
     pyspark, in a mount namespace hiding the checkout, the venvs, site-packages and /tmp."""
-    from pipeline.engine.cluster import cluster_down, cluster_up, install_spark
+    from curate_pipeline.engine.cluster import cluster_down, cluster_up, install_spark
 
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("a private mount namespace for the workers needs root and unshare")
@@ -216,13 +216,18 @@ def bare_cluster(request, tmp_path_factory):
 def test_spark_submit_with_the_packed_env_on_bare_nodes_equals_a_local_run(
     s3, s3_inputs, packed, bare_cluster, spark, tmp_path
 ):
-    from pipeline.run.orchestrate import run
+    from curate_pipeline.run.orchestrate import run
 
     client, env, _ = s3
     local_dir, uris, c, config = s3_inputs
     # the workers' view: no checkout, no venv, no site-packages: a node with Java and Python
     ns = ["nsenter", "-t", str(bare_cluster["pids"][1]), "-m"]
-    for hidden in (ROOT / "pipeline", ROOT / ".venv", SITE / "site-packages" / "pip", config):
+    for hidden in (
+        ROOT / "curate_pipeline",
+        ROOT / ".venv",
+        SITE / "site-packages" / "pip",
+        config,
+    ):
         assert subprocess.run([*ns, "test", "-e", str(hidden)]).returncode != 0, hidden
     assert subprocess.run([*ns, "test", "-e", str(bare_cluster["spark_home"] / "jars")]
                           ).returncode == 0  # fmt: skip

@@ -1,0 +1,62 @@
+"""Document ids unique within a run, whatever the splitting.
+
+A row's `doc_id` is its WARC-Record-ID, and those repeat: wget has been seen to reuse one, a
+file concatenated with itself repeats every one, the same capture can sit in two inputs. A
+reader task cannot know what other tasks saw, so uniqueness is settled here, over the whole
+documents pass: the first occurrence in crawl order keeps the id, each later one becomes
+`id#FILE:OFFSET` (its input file index and its place in that file, from `crawl_pos`). One
+aggregation of two columns; the join only runs when some id repeats, and then the repeated
+ids (narrow: id and first position) are broadcast to the rows, which stay where they are.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from curate_pipeline.document.warc.records import OFFSET_BITS
+
+log = logging.getLogger(__name__)
+# Repeated ids broadcast to the rows, at most (~70 bytes each: ~70 MB). A crawl repeats a few
+# ids (wget); a listing naming the same files twice repeats them all, and above this the rows
+# are joined by a shuffle instead (correct, slower).
+BROADCAST_MAX = 1_000_000
+
+
+def unique_ids(docs: DataFrame, broadcast_max: int = BROADCAST_MAX) -> DataFrame:
+    repeated = (
+        docs.groupBy("doc_id")
+        .agg(F.count(F.lit(1)).alias("_n"), F.min("crawl_pos").alias("_first"))
+        .where(F.col("_n") > 1)
+        .select("doc_id", "_first")
+    )
+    repeated = repeated.persist(StorageLevel.MEMORY_AND_DISK)
+    n = repeated.count()
+    if not n:
+        repeated.unpersist()
+        return docs
+    if n <= broadcast_max:
+        repeated = F.broadcast(repeated)
+    else:
+        log.warning(
+            "%d document ids repeat (above %d): renaming them moves the rows through a "
+            "shuffle; does the input list the same files twice?",
+            n,
+            broadcast_max,
+        )
+    pos = F.col("crawl_pos")
+    suffix = F.concat(
+        F.lit("#"),
+        F.shiftright(pos, OFFSET_BITS).cast("string"),
+        F.lit(":"),
+        (pos.bitwiseAND(F.lit((1 << OFFSET_BITS) - 1))).cast("string"),
+    )
+    later = F.col("_first").isNotNull() & (pos != F.col("_first"))
+    return (
+        docs.join(repeated, "doc_id", "left")
+        .withColumn("doc_id", F.when(later, F.concat("doc_id", suffix)).otherwise(F.col("doc_id")))
+        .select(docs.columns)
+    )
