@@ -55,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
         "conf/default.yaml, so each value comes from the file, from conf/default.yaml, or is "
         "built in. Example: curate config show --config conf/dclm.yaml",
     )  # fmt: skip
-    cf.add_argument("action", choices=["show"])
+    cf.add_argument("action", choices=["show", "list"],
+                    help="show: each setting, its source; list: the presets shipped")  # fmt: skip
     cf.add_argument("--config", help="YAML config (default: conf/default.yaml)")
     s = sub.add_parser("sample", help="write the project's sample WARC")
     s.add_argument("--output", required=True, metavar="FILE")
@@ -459,7 +460,13 @@ def _java_text(e: BaseException) -> str:
 
 
 def _config_show(args: argparse.Namespace) -> int:
-    from curate_pipeline.config import explain
+    from curate_pipeline.config import describe_presets, explain
+
+    if args.action == "list":
+        for name, what in describe_presets():
+            print(f"{name:<14}{what}")
+        print("(curate run --config NAME; curate config show --config NAME for every setting)")
+        return 0
 
     try:
         rows = explain(args.config)

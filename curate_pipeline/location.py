@@ -36,19 +36,27 @@ class NoExclusiveCreate(RuntimeError):
 
 def conf_location(path: str, what: str, fix: str, folder: bool = False) -> Location:
     """A file (or folder) a config names: a URI as it is, else a local path from the working
-    directory, then from the project root (where conf/ is). Missing: FileNotFoundError
-    naming the setting (`what`) and the fix."""
+    directory, then from the project root, then from the package (where conf/ is). Missing:
+    FileNotFoundError naming the setting (`what`) and the fix."""
     if is_uri(path):
         loc = Location.of(path)
         if loc.is_dir() if folder else loc.is_file():
             return loc
     else:
-        p = Path(path).expanduser()
-        root = Path(__file__).resolve().parents[1]
-        for cand in (p, root / p) if not p.is_absolute() else (p,):
+        for cand in local_candidates(path):
             if cand.is_dir() if folder else cand.is_file():
                 return Location.of(cand)
     raise FileNotFoundError(f"{what} {path} not found: {fix}")
+
+
+def local_candidates(path: str) -> list[Path]:
+    """Where a relative path a config names may be: the working directory, the project root
+    of a checkout, the installed package (its presets' files: `conf/fineweb2/configs`)."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return [p]
+    package = Path(__file__).resolve().parent
+    return [p, package.parent / p, package / p]
 
 
 def is_uri(text: str) -> bool:

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,7 @@ def test_wrong_type_names_key(tmp_path):
 
 
 def test_missing_file():
-    with pytest.raises(ConfigError, match="file not found"):
+    with pytest.raises(ConfigError, match="no such file"):
         load_config("/nonexistent/conf.yaml")
 
 
@@ -100,3 +101,28 @@ def test_local_settings_never_reach_a_cluster():
         assert "spark.ui.enabled" not in cluster, name
         assert not any("TieredStopAtLevel" in v or "SerialGC" in v for v in cluster.values())
         assert cluster["spark.sql.parquet.columnarReaderBatchSize"] == "256"  # the run's own
+
+
+def test_presets_resolve_by_name_from_anywhere(tmp_path, monkeypatch):
+    """Issue 64: the presets ship in the package; `--config fineweb2` (or the checkout's path
+    `conf/fineweb2.yaml`) works from any folder, and so do the files a preset names."""
+    from curate_pipeline.config import describe_presets, find_config, presets
+    from curate_pipeline.location import conf_location
+
+    here = load_config(ROOT / "conf" / "fineweb2.yaml")
+    monkeypatch.chdir(tmp_path)  # no conf/ here
+    assert load_config("fineweb2") == here and load_config("conf/fineweb2.yaml") == here
+    shipped = {"default", "fineweb", "fineweb2", "dclm", "fineweb-edu", "nemotron-cc"}
+    assert shipped <= set(presets())
+    assert conf_location(here.recipes.configs, "recipes", "", folder=True).is_dir()
+    names = dict(describe_presets())
+    assert names["fineweb2"].startswith("FineWeb-2's recipe")
+    try:
+        find_config("finweb")
+        raise AssertionError("a wrong name must be refused")
+    except ConfigError as e:
+        assert "no preset of that name" in str(e) and "fineweb2" in str(e)
+    r = subprocess.run([sys.executable, "-m", "curate_pipeline.cli", "config", "list"],
+                       capture_output=True, text=True, cwd=tmp_path,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert r.returncode == 0 and "fineweb2" in r.stdout and "dclm" in r.stdout, r.stderr

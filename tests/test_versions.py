@@ -155,6 +155,14 @@ def test_the_packed_archive_holds_the_run_and_nothing_else(packed, tmp_path):
     for absent in ("pyspark", "py4j", "torch", "pytest", "moto", "playwright"):
         assert absent not in tops, absent
     assert info["tool"] == "venv-pack" and info["pyspark_included"] is False
+    # the presets and the per-language recipes they name ship in the package (issue 64)
+    for shipped in (
+        "conf/fineweb2.yaml",
+        "conf/default.yaml",
+        "conf/fineweb2/configs/deu_Latn.yml",
+        "py.typed",
+    ):
+        assert f"{site}curate_pipeline/{shipped}" in names, shipped
     print(f"archive {packed.stat().st_size / 2**20:.0f} MiB, {len(names):,} entries")
 
 

@@ -160,6 +160,48 @@ def default_config_path() -> Path | None:
     return None
 
 
+PRESETS = Path(__file__).resolve().parents[1] / "conf"  # shipped in the package
+
+
+def presets() -> dict[str, Path]:
+    """The presets the package ships, by name (`--config fineweb`)."""
+    return {p.stem: p for p in sorted(PRESETS.glob("*.yaml"))}
+
+
+def find_config(path: str | Path) -> Path:
+    """The file `--config` names: a path that exists; else a preset by name (`fineweb2`) or by
+    its path in a checkout (`conf/fineweb2.yaml`, from anywhere). Else ConfigError."""
+    p = Path(path).expanduser()
+    if p.is_file():
+        return p
+    name, found = str(path), presets()
+    if name in found:
+        return found[name]
+    if not p.is_absolute() and p.parts[:1] == ("conf",):
+        inside = PRESETS.joinpath(*p.parts[1:])
+        if inside.is_file():
+            return inside
+    raise ConfigError(f"config {path}: no such file, and no preset of that name (presets: "
+                      f"{', '.join(found)}; `curate config list` says what each is)")  # fmt: skip
+
+
+def describe_presets() -> list[tuple[str, str]]:
+    """(name, the first sentence of its header comment) for each preset."""
+    import re
+
+    out = []
+    for name, p in presets().items():
+        head = []
+        for line in p.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("#"):
+                break
+            head.append(line.lstrip("#").strip())
+        text = " ".join(head)
+        first = re.split(r"(?<=[.:])\s|\s\(", text, maxsplit=1)[0].rstrip(".:")
+        out.append((name, first if len(first) <= 96 else first[:93] + "..."))
+    return out
+
+
 def read_yaml(path: str | Path) -> dict:
     """A config file's mapping of sections, as written (no defaults)."""
     p = Path(path)
@@ -192,6 +234,7 @@ def layers(path: str | Path | None) -> tuple[Path | None, dict, dict]:
     conf/default.yaml (`default_config_path`), so a partial file keeps its settings (Spark's
     among them); the base itself, or no base found, is read alone."""
     base = default_config_path()
+    path = find_config(path) if path is not None else None
     own = read_yaml(path) if path is not None else {}
     if base is None or (path is not None and Path(path).resolve() == base.resolve()):
         return None, {}, own
@@ -222,6 +265,7 @@ def _leaves(d: dict, prefix: str = "") -> dict[str, object]:
 def explain(path: str | Path | None) -> list[tuple[str, object, str]]:
     """Every effective setting, its value, and where it came from: the given file, the base
     (conf/default.yaml), or the built-in default (a key neither file sets)."""
+    path = find_config(path) if path is not None else None
     base_path, base, own = layers(path)
     cfg = load_config(path)
     mine, theirs = _leaves(own), _leaves(base)

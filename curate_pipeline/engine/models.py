@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from curate_pipeline.document.verdict import EnvironmentFailure
-from curate_pipeline.location import Location, is_uri
+from curate_pipeline.location import Location, is_uri, local_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,8 +69,7 @@ def resolve(path: str, what: str, fix: str) -> Path:
     relative to the project root."""
     if is_uri(path):
         return fetch_remote(path)
-    p = Path(path).expanduser()
-    for cand in (p, ROOT / p) if not p.is_absolute() else (p,):
+    for cand in local_candidates(path):
         if cand.is_file():
             return cand.resolve()
     raise ModelError(f"{what} model {path} not found: {fix}")
@@ -106,8 +105,7 @@ def resolve_model(path: str, what: str, fix: str, folder: bool = False) -> Path:
         return resolve(path, what, fix)
     if is_uri(path):
         return fetch_remote_folder(path)
-    p = Path(path).expanduser()
-    for cand in (p, ROOT / p) if not p.is_absolute() else (p,):
+    for cand in local_candidates(path):
         if cand.is_dir():
             return cand.resolve()
     raise ModelError(f"{what} model folder {path} not found: {fix}")
