@@ -168,10 +168,12 @@ def _hash(*parts: object) -> str:
 
 
 def _sources(node, prefix: str = "") -> Iterator[tuple[str, bytes]]:
-    """(relative path, bytes) of the package's .py files and the data files it ships, from a
-    folder or from a zip (spark-submit --py-files), in a stable order."""
+    """(relative path, bytes) of the package's .py files and the data files its code reads,
+    from a folder or from a zip (spark-submit --py-files), in a stable order."""
     for child in sorted(node.iterdir(), key=lambda c: c.name):
         rel = f"{prefix}{child.name}"
+        if rel == "conf":
+            continue  # the presets: settings, fingerprinted as a run's settings, not as code
         if child.is_dir():
             yield from _sources(child, rel + "/")
         elif child.name.endswith((".py", ".json")):
