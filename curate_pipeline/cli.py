@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -15,10 +16,30 @@ from curate_pipeline.config import ConfigError, default_config_path, load_config
 from curate_pipeline.engine.models import ModelError
 from curate_pipeline.run.inputs import InputError, expand_inputs
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("curate-pipeline")  # pyproject.toml's, the one place it is
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="curate", description=__doc__)
+    # --log-level before or after the command (the default stays unset on the sub-parsers,
+    # so the top-level one's value is not overwritten)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--log-level", choices=LOG_LEVELS, type=str.upper, default=argparse.SUPPRESS,
+        help="log lines shown: INFO (default)",
+    )  # fmt: skip
+    p = argparse.ArgumentParser(prog="curate", description=__doc__, parents=[common])
+    p.add_argument("--version", action="version", version=f"curate {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser = functools.partial(sub.add_parser, parents=[common])  # type: ignore[method-assign]
     r = sub.add_parser("run", help="run the pipeline on WARC inputs")
     r.add_argument("--config", help="YAML config (default: conf/default.yaml)")
     r.add_argument(
@@ -167,6 +188,10 @@ def _parser() -> argparse.ArgumentParser:
     for name, parser in sub.choices.items():  # each --help ends with a working example
         parser.epilog = "example:\n  " + EXAMPLES[name]
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        if any("--config" in a.option_strings for a in parser._actions):
+            parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                                help="a setting over the config's (repeatable; curate config "
+                                "show names it as --set)")  # fmt: skip
     return p
 
 
@@ -205,7 +230,7 @@ def _demo(args: argparse.Namespace) -> int:
     from curate_pipeline.examples.demo import verdicts, write_demo_warc
     from curate_pipeline.run.orchestrate import run
 
-    cfg = load_config(args.config or default_config_path())
+    cfg = load_config(args.config or default_config_path(), args.set)
     root = Path(args.output)  # the demo's folder: its WARC, and the run's output beside it
     warc = write_demo_warc(root / "pages.warc.gz")
     out = root / "run"
@@ -303,7 +328,7 @@ def _train_quality(args: argparse.Namespace) -> int:
     from curate_pipeline.run.train_quality import TrainingInputError, train_quality
 
     try:
-        cfg = load_config(args.config)
+        cfg = load_config(args.config, args.set)
         if args.backend:
             cfg.quality.backend = args.backend
         missing = [p for p in args.good + args.bad if "://" not in p and not Path(p).exists()]
@@ -337,8 +362,9 @@ def _load_config(args: argparse.Namespace):
     """--config, else conf/default.yaml; the first line a run prints names which."""
     if args.config is None:
         args.config = default_config_path()
-    cfg = load_config(args.config)
-    print(f"config: {args.config or 'built-in defaults (no conf/default.yaml found)'}")
+    cfg = load_config(args.config, args.set)
+    print(f"config: {args.config or 'built-in defaults (no conf/default.yaml found)'}"
+          + "".join(f" --set {s}" for s in args.set))  # fmt: skip
     return cfg
 
 
@@ -469,7 +495,7 @@ def _config_show(args: argparse.Namespace) -> int:
         return 0
 
     try:
-        rows = explain(args.config)
+        rows = explain(args.config, args.set)
     except ConfigError as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2
@@ -611,7 +637,7 @@ def _plan(args: argparse.Namespace) -> int:
         print("curate: --cores must be at least 1", file=sys.stderr)
         return 2
     try:
-        cfg = load_config(args.config or default_config_path())
+        cfg = load_config(args.config or default_config_path(), args.set)
         files = expand_inputs(args.input, cfg.input.listing_prefix)
         size = int(args.file_bytes) if args.file_bytes else None
         plan = make_plan(cfg, files, args.cores, size, _appended(args.output, files))
@@ -638,8 +664,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
+    level = getattr(args, "log_level", "INFO")
+    logging.basicConfig(level=getattr(logging, level), format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "verbose", False):
         from curate_pipeline.engine.quiet import quiet_python_loggers
 

@@ -268,3 +268,29 @@ def test_without_pyspark_the_run_says_which_extra(sample_warc, tmp_path):
                        cwd=ROOT, timeout=120)  # fmt: skip
     assert r.returncode == 2, r.stderr[-2000:]
     assert "pip install 'curate-pipeline[spark]'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_version_log_level_and_set_overrides():
+    """Issue 64: `curate --version` (pyproject's version, the one place it is written),
+    --log-level before or after the command, and --set section.key=value over the config,
+    named as such by `curate config show`; a malformed --set is one line."""
+    from importlib import metadata
+
+    from curate_pipeline.cli import _parser
+
+    r = curate("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"curate {metadata.version('curate-pipeline')}"
+    for argv in (["--log-level", "warning", "config", "show"],
+                 ["config", "show", "--log-level", "DEBUG"]):  # fmt: skip
+        assert _parser().parse_args(argv).log_level in ("WARNING", "DEBUG")
+    assert not hasattr(_parser().parse_args(["config", "show"]), "log_level")  # INFO
+    r = curate("config", "show", "--set", "langid.threshold=0.5", "--set", "output.delta=false")
+    lines = dict(ln.split(":", 1) for ln in r.stdout.splitlines() if ln.startswith(
+        ("langid.threshold:", "output.delta:")))  # fmt: skip
+    assert lines["langid.threshold"].split("#")[0].strip() == "0.5"
+    assert lines["output.delta"].split("#")[0].strip() == "false"
+    assert all(v.strip().endswith("# --set") for v in lines.values())
+    r = curate("config", "show", "--set", "langid")
+    assert r.returncode == 2 and "give section.key=value" in r.stderr
+    r = curate("config", "show", "--set", "langid.treshold=0.5")
+    assert r.returncode == 2 and "langid.treshold" in r.stderr  # unknown keys are refused

@@ -241,12 +241,34 @@ def layers(path: str | Path | None) -> tuple[Path | None, dict, dict]:
     return base, read_yaml(base), own
 
 
-def load_config(path: str | Path | None) -> Config:
+def parse_overrides(items: list[str] | None) -> dict:
+    """`--set section.key=value` settings as sections (values read as YAML: 0.5, true, [en, de],
+    null); a malformed one is a ConfigError naming it."""
+    out: dict = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) < 2 or not all(parts):
+            raise ConfigError(f"--set {item}: give section.key=value (e.g. langid.threshold=0.5)")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as e:
+            raise ConfigError(f"--set {item}: the value is not valid YAML ({e})") from None
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item}: {key} is inside a setting, not a section")
+        node[parts[-1]] = value
+    return out
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
     """Load and validate a YAML config over conf/default.yaml; `None`: conf/default.yaml
-    itself (the built-in defaults where there is none)."""
+    itself (the built-in defaults where there is none); `overrides` (`--set a.b=v`) last."""
     _, base, own = layers(path)
     try:
-        return Config.model_validate(merged(base, own))
+        return Config.model_validate(merged(merged(base, own), parse_overrides(overrides)))
     except ValidationError as e:
         raise ConfigError(_format_errors(str(path or default_config_path()), e)) from None
 
@@ -262,16 +284,17 @@ def _leaves(d: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def explain(path: str | Path | None) -> list[tuple[str, object, str]]:
+def explain(path: str | Path | None, overrides: list[str] | None = None
+            ) -> list[tuple[str, object, str]]:  # fmt: skip
     """Every effective setting, its value, and where it came from: the given file, the base
     (conf/default.yaml), or the built-in default (a key neither file sets)."""
     path = find_config(path) if path is not None else None
     base_path, base, own = layers(path)
-    cfg = load_config(path)
-    mine, theirs = _leaves(own), _leaves(base)
+    cfg = load_config(path, overrides)
+    mine, theirs, given = _leaves(own), _leaves(base), _leaves(parse_overrides(overrides))
 
     def origin(key: str) -> str:
-        for src, keys in ((str(path), mine), (str(base_path), theirs)):
+        for src, keys in (("--set", given), (str(path), mine), (str(base_path), theirs)):
             if any(key == k or key.startswith(k + ".") for k in keys):
                 return src
         return "built-in"
