@@ -1,5 +1,6 @@
 import gzip
 import zlib
+from pathlib import Path
 
 import brotli
 import pytest
@@ -167,3 +168,70 @@ def test_only_text_encodings_are_charsets():
         text, codec, how = to_unicode(b"<p>caf\xc3\xa9</p>", f"text/html; charset={label}")
         assert (text, codec, how) == ("<p>café</p>", "utf-8", "utf-8"), label
     assert normalize_charset("windows-1251") == "cp1251"
+
+
+# The Encoding Standard's names to the codec each is decoded with, written from the standard's
+# text (its decoders): where its decoder is a superset of Python's codec of the same name,
+# Python's superset codec (GBK decodes as gb18030, Shift_JIS as windows-31j, EUC-KR as
+# windows-949, Big5 with HKSCS).
+STANDARD_CODECS = {
+    "utf-8": "utf-8", "ibm866": "cp866", "iso-8859-8-i": "iso8859-8", "koi8-r": "koi8-r",
+    "koi8-u": "koi8-u", "macintosh": "mac-roman", "windows-874": "cp874",
+    "x-mac-cyrillic": "mac-cyrillic", "gbk": "gb18030", "gb18030": "gb18030",
+    "big5": "big5hkscs", "euc-jp": "euc_jp", "iso-2022-jp": "iso2022_jp", "shift_jis": "cp932",
+    "euc-kr": "cp949", "utf-16be": "utf-16-be", "utf-16le": "utf-16-le",
+    "x-user-defined": "x-user-defined",
+    **{f"iso-8859-{n}": f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
+    **{f"windows-125{n}": f"cp125{n}" for n in range(9)},
+}  # fmt: skip
+
+
+def test_every_label_of_the_encoding_standard_resolves_as_it_says():
+    """Issue 64: every label of the WHATWG Encoding Standard (its encodings.json, whatwg/encoding
+    @4a66751, tests/data/whatwg_encodings.json), in any case and padded with ASCII
+    whitespace, resolves to its encoding's decoder; the replacement labels are refused."""
+    import codecs
+    import json
+
+    from curate_pipeline.document.warc.decode import REPLACEMENT
+
+    table = json.loads((Path(__file__).parent / "data" / "whatwg_encodings.json").read_text())
+    seen = 0
+    for group in table:
+        for enc in group["encodings"]:
+            want = REPLACEMENT if enc["name"] == "replacement" else codecs.lookup(
+                STANDARD_CODECS[enc["name"]]).name  # fmt: skip
+            for label in enc["labels"]:
+                for given in (label, label.upper(), f" {label}\t"):
+                    assert normalize_charset(given) == want, (given, enc["name"])
+                seen += 1
+    assert seen == 217
+    # where the hand-written table went wrong before
+    assert (
+        to_unicode(b"<p>\x93quoted\x94</p>", "text/html; charset=l1")[0]
+        == "<p>\u201cquoted\u201d</p>"
+    )
+    assert to_unicode(b"<p>\xa4\xa2</p>", "text/html; charset=x-euc-jp")[0] == "<p>\u3042</p>"
+    assert to_unicode(b"<p>\x80</p>", "text/html; charset=x-user-defined")[0] == "<p>\uf780</p>"
+    with pytest.raises(DecodeError) as e:
+        to_unicode(b"<p>~{<:Ky2;S{#,~}</p>", "text/html; charset=hz-gb-2312")
+    assert e.value.reason == "replacement_charset"
+
+
+def test_zstd_content_encoding_under_the_bomb_bound():
+    """Issue 64: `Content-Encoding: zstd` (RFC 9659) decodes; a bomb stops at max_out; a frame
+    asking for a window past the RFC's 8 MiB is refused, not allocated."""
+    import zstandard
+
+    page = b"<html><body>" + b"<p>zstd-encoded text</p>" * 200 + b"</body></html>"
+    assert decode_body(zstandard.ZstdCompressor().compress(page), None, "zstd", 1 << 20) == page
+    bomb = zstandard.ZstdCompressor(level=3).compress(b"\0" * (8 << 20))
+    with pytest.raises(DecodeError) as e:
+        decode_body(bomb, None, "zstd", 1 << 20)
+    assert e.value.reason == "decompression_bomb"
+    wide = zstandard.ZstdCompressor(
+        compression_params=zstandard.ZstdCompressionParameters.from_level(19, window_log=25)
+    ).compress(bytes(range(256)) * 200_000)
+    with pytest.raises(DecodeError) as e:
+        decode_body(wide, None, "zstd", 1 << 30)
+    assert e.value.reason == "content_encoding"

@@ -87,6 +87,29 @@ def _brotli_bounded(data: bytes, max_out: int) -> bytes:
     return bytes(out)
 
 
+# RFC 9659: a zstd Content-Encoding uses a window of at most 8 MiB; a larger one is refused
+# rather than allocated (a frame can ask for gigabytes).
+ZSTD_MAX_WINDOW = 8 << 20
+
+
+def _zstd_bounded(data: bytes, max_out: int) -> bytes:
+    import io
+
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
+    out = bytearray()
+    with dctx.stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+        while len(out) <= max_out:
+            chunk = reader.read(min(1 << 20, max_out + 1 - len(out)))
+            if not chunk:
+                break
+            out += chunk
+    if len(out) > max_out:
+        raise DecodeError("decompression_bomb", f"decoded payload exceeds {max_out} bytes")
+    return bytes(out)
+
+
 def decompress(data: bytes, encoding: str, max_out: int) -> bytes:
     """Undo one `Content-Encoding`. Stored-already-decoded payloads come back unchanged."""
     enc = encoding.strip().lower()
@@ -104,11 +127,19 @@ def decompress(data: bytes, encoding: str, max_out: int) -> bytes:
                 return _zlib_bounded(data, -zlib.MAX_WBITS, max_out)  # raw deflate, as IIS sends
         if enc == "br":
             return _brotli_bounded(data, max_out)
-    except (zlib.error, brotli.error) as e:
+        if enc == "zstd":
+            return _zstd_bounded(data, max_out)
+    except (zlib.error, brotli.error, _zstd_error()) as e:
         if _looks_like_markup(data):
             return data  # header says encoded, bytes say otherwise
         raise DecodeError("content_encoding", f"{enc}: {e}") from e
     raise DecodeError("content_encoding", f"unsupported Content-Encoding {encoding!r}")
+
+
+def _zstd_error() -> type[Exception]:
+    import zstandard
+
+    return zstandard.ZstdError
 
 
 def _looks_like_markup(data: bytes) -> bool:
@@ -137,33 +168,33 @@ def decode_body(
 
 # ---------------------------------------------------------------- charsets
 
-# WHATWG Encoding Standard: labels browsers decode with a superset codec.
-_WHATWG_ALIASES = {
-    "iso-8859-1": "cp1252",
-    "latin1": "cp1252",
-    "latin-1": "cp1252",
-    "ascii": "cp1252",
-    "us-ascii": "cp1252",
-    "iso8859-1": "cp1252",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "x-gbk": "gb18030",
-    "gb_2312-80": "gb18030",
-    "iso-8859-9": "cp1254",
-    "iso-8859-11": "cp874",
-    "tis-620": "cp874",
-    "ks_c_5601-1987": "cp949",
-    "euc-kr": "cp949",
-    "shift_jis": "cp932",
-    "shift-jis": "cp932",
-    "sjis": "cp932",
-    "x-sjis": "cp932",
-    "windows-31j": "cp932",
-    "big5": "big5hkscs",
-    "utf8": "utf-8",
-    "unicode": "utf-8",
-    "x-user-defined": "cp1252",
-}
+# Labels resolve by the WHATWG Encoding Standard's table (webencodings: every label browsers
+# and resiliparse know, `l1` and `cp819` to windows-1252, `windows-874`, `x-euc-jp`,
+# `ks_c_5601-1989`...). Where the standard's decoder is a superset of Python's codec of that
+# name, the superset codec: GBK decodes as gb18030 (its decoder is gb18030's), Shift_JIS as
+# cp932 (windows-31j), EUC-KR as cp949 (windows-949), Big5 as big5hkscs (the standard's Big5
+# holds HKSCS).
+_SUPERSET = {"gbk": "gb18030", "gb18030": "gb18030", "shift_jis": "cp932", "euc-kr": "cp949",
+             "big5": "big5hkscs"}  # fmt: skip
+# Labels the standard maps to the replacement encoding (hz-gb-2312, iso-2022-kr, ...): a
+# browser shows the whole page as one U+FFFD (decoding them invites script injection).
+REPLACEMENT = "replacement"
+# Python codec names a detector gives, to the same superset codecs.
+_DETECTED_SUPERSET = {"gb2312": "gb18030", "gbk": "gb18030", "euc_kr": "cp949",
+                      "shift_jis": "cp932", "big5": "big5hkscs", "latin_1": "cp1252",
+                      "iso8859-1": "cp1252", "ascii": "cp1252"}  # fmt: skip
+
+
+def _x_user_defined(name: str):
+    """The standard's x-user-defined (bytes 0x80-0xFF to U+F780-U+F7FF), which Python lacks."""
+    if name.replace("_", "-") == "x-user-defined":
+        import webencodings
+
+        return webencodings.lookup("x-user-defined").codec_info
+    return None
+
+
+codecs.register(_x_user_defined)
 
 # Text codecs Python has that are no web charset: they raise or mangle on page bytes.
 _NOT_CHARSETS = {"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape",
@@ -174,11 +205,28 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I
 
 
 def normalize_charset(label: str | None) -> str | None:
-    """A charset label to a Python codec name, or None when Python knows no such codec."""
+    """A declared charset label to the Python codec the WHATWG Encoding Standard decodes it
+    with (a superset codec where that is the standard's decoder); REPLACEMENT for the labels
+    the standard maps to the replacement encoding; None for a label it does not know (the
+    standard then ignores the declaration: detection decides)."""
+    import webencodings
+
     if not label:
         return None
-    name = label.strip().strip("\"'").lower()
-    name = _WHATWG_ALIASES.get(name, name)
+    enc = webencodings.lookup(label.strip().strip("\"'"))  # strips ASCII whitespace, any case
+    if enc is None:
+        return None
+    if enc.name == REPLACEMENT:
+        return REPLACEMENT
+    return codecs.lookup(_SUPERSET.get(enc.name) or enc.codec_info.name).name
+
+
+def detected_codec(name: str) -> str | None:
+    """A detector's codec name (Python's) to the codec used: a WHATWG label's, else Python's
+    own text codec of that name, made the superset codec where there is one."""
+    found = normalize_charset(name)
+    if found and found != REPLACEMENT:
+        return found
     try:
         info = codecs.lookup(name)
     except LookupError:
@@ -187,7 +235,7 @@ def normalize_charset(label: str | None) -> str | None:
     # `undefined`, which raises on any use; none of them is a page's charset.
     if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
         return None
-    return info.name
+    return codecs.lookup(_DETECTED_SUPERSET.get(info.name, info.name)).name
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -281,6 +329,10 @@ def to_unicode(
         codec = normalize_charset(label)
         if codec is None:
             continue
+        if codec == REPLACEMENT:
+            raise DecodeError("replacement_charset", f"the {how} declares {label}, which the "
+                              "WHATWG Encoding Standard maps to the replacement encoding: "
+                              "browsers show no text of it")  # fmt: skip
         text = decode_declared(body, codec)
         if text is None:
             continue  # the bytes clearly are not this encoding: the declaration lies
@@ -294,6 +346,6 @@ def to_unicode(
         pass
     best = from_bytes(body[:200_000]).best()
     if best is not None and best.encoding:
-        codec = normalize_charset(best.encoding) or best.encoding
+        codec = detected_codec(best.encoding) or best.encoding
         return body.decode(codec, errors="replace"), codec, "detected"
     return body.decode("utf-8", errors="replace"), "utf-8", "replace"
