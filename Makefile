@@ -12,20 +12,21 @@ CDS := build/spark-cds.jsa
 .PHONY: setup models run demo test test-versions pack gpu lint bench bench-rules bench-e2e bench-scale bench-megatron bench-prefilter extract-benchmarks extract-chooser clean cluster-up cluster-down
 
 # What a run needs and nothing else (no test tools, no torch: docs/quality-classifiers.md);
-# pyspark is the `spark` extra (a cluster brings its own).
+# pyspark is the `spark` extra (a cluster brings its own); the presets fineweb and fineweb2
+# need the `multilingual` extra's word segmenters, which a checkout gets too.
 $(BIN)/curate: pyproject.toml requirements.lock
 	@echo "setup: installing the pinned Python dependencies into $(VENV) (about 2 minutes)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock \
-		-e '.[spark]'  # (no setuptools notice about editable installs)
+		-e '.[spark,multilingual]'  # (no setuptools notice about editable installs)
 	@touch $@
 
 # The test and benchmark tools, beside the run's dependencies (`make test`, `make bench`).
 TOOLS := $(VENV)/.test-tools
 $(TOOLS): $(BIN)/curate
 	@echo "setup: installing the test tools (pytest, moto, playwright, torch for the ONNX export tests)"
-	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[spark,test,bench]'
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -c requirements.lock -e '.[spark,multilingual,test,bench]'
 	@touch $@
 
 # torch and transformers: classifiers of kind transformers on a GPU, exports to ONNX.
@@ -93,7 +94,7 @@ $(SPARK35)/bin/curate: pyproject.toml requirements.lock
 	grep -viE '^(pyspark|py4j)==' requirements.lock > build/constraints-spark35.txt
 	$(SPARK35)/bin/pip install --quiet pyspark==3.5.9  # the "cluster's" pyspark, there first
 	PYTHONWARNINGS=ignore $(SPARK35)/bin/pip install --quiet -c build/constraints-spark35.txt \
-		-e .  # the job's own dependencies (not pyspark: it stays 3.5.9); the tests run from .venv
+		-e '.[multilingual]'  # (not pyspark: it stays 3.5.9); the tests run from .venv
 	@touch $@
 
 test-versions: setup $(TOOLS) $(SPARK35)/bin/curate

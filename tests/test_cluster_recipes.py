@@ -73,4 +73,5 @@ def test_dockerfile_uses_the_entrypoint_and_installs_the_project():
     text = (ROOT / "docker" / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["/opt/entrypoint.sh"]' in text
     assert "COPY docker/entrypoint.sh /opt/entrypoint.sh" in text
-    assert "PYSPARK_PYTHON=python3" in text and "-c requirements.lock '.[spark]'" in text
+    assert "PYSPARK_PYTHON=python3" in text
+    assert "-c requirements.lock '.[spark,multilingual]'" in text

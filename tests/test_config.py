@@ -126,3 +126,24 @@ def test_presets_resolve_by_name_from_anywhere(tmp_path, monkeypatch):
                        capture_output=True, text=True, cwd=tmp_path,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
     assert r.returncode == 0 and "fineweb2" in r.stdout and "dclm" in r.stdout, r.stderr
+
+
+def test_a_config_needing_the_segmenters_refuses_without_them(tmp_path):
+    """Issue 64: the word segmenters are the `multilingual` extra; a config whose splitter
+    needs them (fineweb2's per_language, fineweb's spacy_en) on a machine without them stops
+    before Spark, naming the setting and the extra; the default recipe needs none."""
+    from curate_pipeline.config.needs import needed_modules
+
+    assert needed_modules(load_config(None)) == {}
+    assert "jieba" in needed_modules(load_config("fineweb2"))["rules.word_splitter"]
+    assert needed_modules(load_config("fineweb")) == {"rules.word_splitter": ("spacy",)}
+    code = ("import sys; sys.modules['jieba'] = None; from curate_pipeline.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")  # fmt: skip
+    warc = tmp_path / "x.warc.gz"
+    warc.write_bytes(b"")
+    r = subprocess.run([sys.executable, "-c", code, "run", "--config", "fineweb2", "--input",
+                        str(warc), "--output", str(tmp_path / "out")], capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "rules.word_splitter needs jieba" in r.stderr
+    assert "pip install 'curate-pipeline[multilingual]'" in r.stderr and "Spark" not in r.stderr

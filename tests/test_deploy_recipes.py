@@ -248,7 +248,8 @@ def test_the_image_and_the_archive_install_what_the_s3_lock_imports():
     names = {d.split(">")[0].split("=")[0].split("<")[0].strip().lower()
              for d in project["dependencies"]}  # fmt: skip
     assert "boto3" in names
-    assert "-c requirements.lock '.[spark]'" in (ROOT / "docker" / "Dockerfile").read_text()
+    image = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "-c requirements.lock '.[spark,multilingual]'" in image
     import ast
 
     tree = ast.parse((ROOT / "curate_pipeline" / "location.py").read_text())

@@ -42,6 +42,7 @@ class Wanted:
     dists: dict[str, str] = field(default_factory=dict)  # distribution -> the driver's version
     locations: list[tuple[str, str]] = field(default_factory=list)  # (what, URI or path)
     files: list[str] = field(default_factory=list)  # SparkFiles names
+    modules: list[str] = field(default_factory=list)  # the config's extra needs (config/needs.py)
 
 
 def _glibc() -> tuple[int, int] | None:
@@ -129,6 +130,16 @@ def probe(wanted_json: str) -> dict:
         except Exception as e:  # noqa: BLE001 (ImportError, OSError from a .so: wrong arch)
             first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
             problems.append(f"cannot import {name}: {type(e).__name__}: {first}")
+    from importlib.util import find_spec
+
+    for name in wanted.modules:
+        try:
+            found = find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            problems.append(f"{name} is not installed, which the config needs (the "
+                            "multilingual extra: curate pack --extras multilingual)")  # fmt: skip
     for what, uri in wanted.locations:
         problem = _check_location(what, uri)
         if problem:
@@ -198,7 +209,8 @@ def _from_failure(text: str, hosts: list[str] = ()) -> str | None:
     return None
 
 
-def wanted_for(spark, inputs: list[str], output: str, files: list[str]) -> Wanted:
+def wanted_for(spark, inputs: list[str], output: str, files: list[str],
+               modules: list[str] = ()) -> Wanted:  # fmt: skip
     """The check's request: the driver's Python and dependencies, the first input of each
     store (bucket or host) and each local folder's first input, the output, shipped files."""
     import sys
@@ -230,7 +242,8 @@ def wanted_for(spark, inputs: list[str], output: str, files: list[str]) -> Wante
             seen.add(key)
             locations.append(("input", uri))
     locations.append(("output", output))
-    return Wanted("{}.{}".format(*sys.version_info[:2]), dists, locations, files)
+    version = "{}.{}".format(*sys.version_info[:2])
+    return Wanted(version, dists, locations, files, sorted(set(modules)))
 
 
 def _failure_text(e: BaseException) -> str:

@@ -37,6 +37,7 @@ from importlib import metadata
 from pyspark.sql import SparkSession
 
 from curate_pipeline.config import Config, ConfigError
+from curate_pipeline.config.needs import needed_modules
 from curate_pipeline.document.extract import extractor_provenance
 from curate_pipeline.engine.capacity import capacity
 from curate_pipeline.engine.executor_check import check_executors, wanted_for
@@ -299,7 +300,8 @@ def _run_stages(
     if cfg.spark.executor_check and not sc.master.startswith("local"):
         # before any chunk: every executor has what the work needs (its Python, the job's
         # dependencies, the stores' credentials, the shipped models), or one line says why not
-        check_executors(spark, wanted_for(spark, files, out.uri, shipped_names(spark)))
+        modules = [m for mods in needed_modules(cfg).values() for m in mods]
+        check_executors(spark, wanted_for(spark, files, out.uri, shipped_names(spark), modules))
     # the inputs' sizes and mtimes, read once: the chunks' fingerprints and the commit's
     # record of what an append may extend (one listing per folder on a store)
     stamps = input_stamps(files)

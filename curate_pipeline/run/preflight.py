@@ -228,6 +228,9 @@ def check_dedup_against(cfg: Config, output: str | Path | Location) -> None:
 
 
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
+    from curate_pipeline.config.needs import check_installed
+
+    check_installed(cfg)  # the multilingual extra, where the config needs it
     check_lockable(cfg, output)
     check_dedup_against(cfg, output)
     check_models(cfg)
