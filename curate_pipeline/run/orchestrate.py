@@ -61,6 +61,7 @@ from curate_pipeline.run.outcomes import LANG_BIN, SCORE_BIN, damage_lines, dama
 from curate_pipeline.run.preflight import check_run, clear_output
 from curate_pipeline.run.stage_store import StageResult
 from curate_pipeline.run.warmup import warm_workers
+from curate_pipeline.stages.custom import customs
 from curate_pipeline.stages.decontamination import summary as decont_summary
 from curate_pipeline.stages.prior_dedup import INDEX, index_settings
 from curate_pipeline.stages.quality import quality_model_paths
@@ -406,6 +407,8 @@ def _run_stages(
         "layout": versions.LAYOUT,  # its tables' files: DIR/<table>/<that folder's name>/
         "config": cfg.model_dump(mode="json"),
         "config_hash": cfg.section_hash(),
+        # the user's steps: function, place, settings and the hash of their code
+        "custom_steps": [c.record() for c in customs(cfg)],
         "versions": package_versions(),
         "extractor": extractor_provenance(cfg.extract),
         "spark": {
@@ -472,7 +475,8 @@ def _run_stages(
               # what a later run appending to this version checks (run/increment.py)
               "increment": increment.record(settings, files, stamps),
               # the earlier versions' folders whose files it lists (kept while it is)
-              "holds": increment.references(published, token_index)}  # fmt: skip
+              "holds": increment.references(published, token_index),
+              "custom_steps": manifest["custom_steps"]}  # fmt: skip
     if INDEX in published:  # what a later run's dedup.against may compare with
         record["dedup_index"] = index_settings(cfg)
     versions.commit(out, number, record, guard, create, writer)

@@ -59,7 +59,10 @@ STAGE_METADATA = (
 
 
 def enabled_stages(cfg: Config) -> list[Stage]:
-    return [st for st in STAGES if st.enabled(cfg)]
+    """The stages a run with `cfg` runs, in order, the user's steps (steps.custom) among them."""
+    from curate_pipeline.stages.custom import with_custom
+
+    return with_custom([st for st in STAGES if st.enabled(cfg)], cfg, [st.name for st in STAGES])
 
 
 def stage_metadata(cfg: Config) -> list[str]:
