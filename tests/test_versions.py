@@ -126,6 +126,55 @@ def _pyspark_version(python: Path) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
 
 
+def test_the_built_wheel_in_a_fresh_venv(sample_warc, tmp_path):
+    """Issue 64: the wheel (no checkout) in a fresh venv with its spark and multilingual
+    extras: `import pipeline` fails (the package is curate_pipeline), the presets go by name
+    from any folder, `curate run --config fineweb2` curates the sample, and a 13-line script
+    with a step of its own runs end to end, the step's drops in the ledger."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_custom_steps import SCRIPT
+
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                        "--no-build-isolation", "-w", str(tmp_path / "dist"), str(ROOT)],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("curate_pipeline-*.whl")
+    venv = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    lock = str(ROOT / "requirements.lock")
+    r = subprocess.run([str(py), "-m", "pip", "install", "-q", "-c", lock,
+                        f"{wheel}[spark,multilingual]"], capture_output=True, text=True,
+                       timeout=1500)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    work = tmp_path / "elsewhere"  # no checkout here
+    work.mkdir()
+    r = subprocess.run([str(py), "-c", "import pipeline"], cwd=work, capture_output=True,
+                       text=True)  # fmt: skip
+    assert r.returncode != 0 and "No module named 'pipeline'" in r.stderr
+    listed = subprocess.run([str(venv / "bin" / "curate"), "config", "list"], cwd=work,
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "fineweb2" in listed and "dclm" in listed
+    lid = ROOT / "models" / "lid.176.ftz"
+    r = subprocess.run([str(venv / "bin" / "curate"), "run", "--config", "fineweb2", "--set",
+                        f"langid.model={lid}", "--input", str(sample_warc), "--output",
+                        str(work / "out")], cwd=work, capture_output=True, text=True,
+                       timeout=900)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-2000:] + "\n----\n" + r.stderr[-4000:]
+    assert "read 25 = kept" in r.stdout
+    script = work / "held_out.py"
+    # the model where the checkout has it (a user's own path: a fresh venv has no models/)
+    script.write_text(
+        SCRIPT.replace(
+            "steps=[held_out])", f"steps=[held_out], set={{'langid.model': {str(lid)!r}}})"
+        )
+    )
+    r = subprocess.run([str(py), str(script), str(sample_warc), str(work / "scripted")],
+                       cwd=work, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert "held" in r.stdout
+
+
 @pytest.fixture(scope="session")
 def packed(tmp_path_factory) -> Path:
     """`curate pack` run as a user runs it: a fresh venv, the package installed, venv-pack."""
