@@ -76,8 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         "conf/default.yaml, so each value comes from the file, from conf/default.yaml, or is "
         "built in. Example: curate config show --config conf/dclm.yaml",
     )  # fmt: skip
-    cf.add_argument("action", choices=["show", "list"],
-                    help="show: each setting, its source; list: the presets shipped")  # fmt: skip
+    cf.add_argument("action", choices=["show", "list", "schema"],
+                    help="show: each setting, its source; list: the presets shipped; schema: "
+                    "the JSON Schema of every setting (for editors)")  # fmt: skip
     cf.add_argument("--config", help="YAML config (default: conf/default.yaml)")
     s = sub.add_parser("sample", help="write the project's sample WARC")
     s.add_argument("--output", required=True, metavar="FILE")
@@ -488,6 +489,14 @@ def _java_text(e: BaseException) -> str:
 def _config_show(args: argparse.Namespace) -> int:
     from curate_pipeline.config import describe_presets, explain
 
+    if args.action == "schema":
+        from curate_pipeline.config import Config
+
+        schema = Config.model_json_schema()
+        schema["title"] = "curate-pipeline config"
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        print(json.dumps(schema, indent=2))
+        return 0
     if args.action == "list":
         for name, what in describe_presets():
             print(f"{name:<14}{what}")

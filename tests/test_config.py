@@ -147,3 +147,22 @@ def test_a_config_needing_the_segmenters_refuses_without_them(tmp_path):
     assert r.returncode == 2, r.stderr[-2000:]
     assert "rules.word_splitter needs jieba" in r.stderr
     assert "pip install 'curate-pipeline[multilingual]'" in r.stderr and "Spark" not in r.stderr
+
+
+def test_the_config_schema_validates_the_presets():
+    """Issue 64: `curate config schema` is the JSON Schema of every setting (for editors):
+    each preset validates against it, a wrong type does not."""
+    import json
+
+    import jsonschema
+
+    r = subprocess.run([sys.executable, "-m", "curate_pipeline.cli", "config", "schema"],
+                       capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
+    schema = json.loads(r.stdout)
+    assert {"langid", "rules", "steps", "spark"} <= set(schema["properties"])
+    for name in ("default", "fineweb2", "dclm"):
+        jsonschema.validate(load_config(name).model_dump(mode="json"), schema)
+    bad = load_config(None).model_dump(mode="json")
+    bad["langid"]["threshold"] = "high"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
