@@ -304,16 +304,29 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     """spark-submit onto workers that share no disk with the driver: inputs, models and every
     output in the bucket, the store given only as Hadoop S3A settings (`--conf
     spark.hadoop.fs.s3a.*`), which driver and executors both follow; the documents, the
-    ledger and the counts equal a local run's."""
+    ledger and the counts equal a local run's. A step of the user's own, from a module in a
+    folder only the driver sees (issue 64), reaches the executors with the job."""
     import shutil
+
+    import yaml
 
     from curate_pipeline.config import load_config
 
     client, env, _ = s3
-    _, uris, _, config = s3_inputs
+    _, uris, _, base_config = s3_inputs
+    mine = tmp_path / "user-code"  # under /tmp: hidden from the workers
+    mine.mkdir()
+    (mine / "my_checks.py").write_text(
+        "def no_empty_text(doc):\n    return bool(doc['text'])  # keeps what reaches it\n"
+    )
+    config = tmp_path / "with-step.yaml"
+    settings = yaml.safe_load(Path(base_config).read_text())
+    settings["steps"] = {"custom": ["my_checks:no_empty_text"]}
+    config.write_text(yaml.safe_dump(settings))
     # the workers' view: neither the driver's temporary files nor the models folder
     workers_ns = private_cluster["pids"][1]
-    for seen_by_driver in (config, ROOT / "models" / "lid.176.ftz", ROOT / "curate_pipeline"):
+    for seen_by_driver in (config, mine / "my_checks.py", ROOT / "models" / "lid.176.ftz",
+                           ROOT / "curate_pipeline"):  # fmt: skip
         visible = subprocess.run(["nsenter", "-t", str(workers_ns), "-m", "test", "-e",
                                   str(seen_by_driver)]).returncode == 0  # fmt: skip
         assert visible == (seen_by_driver.name == "curate_pipeline"), seen_by_driver
@@ -337,6 +350,7 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
            "--input", uris["a"], uris["b"], "--output", out]  # fmt: skip
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     run_env["PYSPARK_PYTHON"] = sys.executable
+    run_env["PYTHONPATH"] = str(mine)  # the driver's; executors get the file with the job
     proc = subprocess.run(cmd, cwd=ROOT, env=run_env, capture_output=True, text=True,
                           timeout=900)  # fmt: skip
     quiet = "\n".join(line for line in proc.stderr.splitlines() if " INFO " not in line)
@@ -348,6 +362,7 @@ def test_spark_submit_on_a_cluster_without_shared_disk_writes_to_s3(
     local = local_ab
     assert run_outputs(got) == run_outputs(local)
     assert m["counts"] == json.loads((published(local) / "manifest.json").read_text())["counts"]
+    assert [c["function"] for c in m["custom_steps"]] == ["my_checks:no_empty_text"]
 
 
 def test_a_store_folder_expands_to_its_archives(s3, s3_inputs, monkeypatch):
