@@ -142,6 +142,9 @@ def test_the_built_wheel_in_a_fresh_venv(sample_warc, tmp_path):
     venv = tmp_path / "fresh"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
+    # a current pip, as `make setup` and `curate pack` use (ensurepip's fails on lxml's extras)
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True,
+                   capture_output=True, timeout=600)  # fmt: skip
     lock = str(ROOT / "requirements.lock")
     r = subprocess.run([str(py), "-m", "pip", "install", "-q", "-c", lock,
                         f"{wheel}[spark,multilingual]"], capture_output=True, text=True,
