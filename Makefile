@@ -120,6 +120,7 @@ bench: setup $(TOOLS)
 	$(BIN)/python bench/corpus_bench.py
 	$(BIN)/python bench/url_filter_bench.py
 	$(BIN)/python bench/decont_bench.py
+	$(BIN)/python bench/jobs_bench.py
 
 # A 23k-record crawl from the real pages: fresh runs, a kill and rerun, added files, a retune
 # (about 35 minutes on 2 cores; docs/benchmarks.md: crawl scale).
