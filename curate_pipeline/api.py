@@ -48,12 +48,10 @@ def config(preset: str | Path | Config | None = None,
     if isinstance(preset, Config):
         if not set:
             return preset
-        import yaml
-
         from curate_pipeline.config import merged, parse_overrides
 
         data = merged(preset.model_dump(mode="json"), parse_overrides(_overrides(set)))
-        return Config.model_validate(yaml.safe_load(yaml.safe_dump(data)))
+        return Config.model_validate(data)
     return load_config(preset, _overrides(set))
 
 
@@ -74,9 +72,8 @@ def run(
     names, run after the stage `after` (default steps.after: regex_filter), each a ledger
     stage of its name. `spark`: a session of yours (a cluster's, a notebook's); else one in
     local mode (`master`, default the config's spark.master)."""
-    from curate_pipeline.run.inputs import expand_inputs
     from curate_pipeline.run.orchestrate import run as orchestrate
-    from curate_pipeline.run.preflight import check_inputs, check_run
+    from curate_pipeline.run.preflight import before_spark
     from curate_pipeline.stages.custom import register
 
     cfg = config(preset, set)
@@ -87,12 +84,7 @@ def run(
         cfg = cfg.model_copy(update={"steps": cfg.steps.model_validate(
             {**cfg.steps.model_dump(), "custom": entries})})  # fmt: skip
     paths = [str(p) for p in inputs] or cfg.input.paths
-    from curate_pipeline.engine.spark import store_environment
-
-    store_environment(cfg)
-    files = expand_inputs(paths, cfg.input.listing_prefix)
-    check_run(cfg, files, str(output))
-    check_inputs(cfg, files)
+    before_spark(cfg, paths, str(output))  # what `curate run` checks, the same way
     if spark is None:
         from curate_pipeline.engine.spark import get_spark
 
@@ -116,10 +108,7 @@ def read(output: str | Path, table: str = "data", *, as_: str = "arrow",
         if spark is None:
             raise ValueError("read(..., as_='spark') needs spark=SESSION")
         return spark.read.parquet(*(f.uri for f in files))
-    parts = []
-    for f in files:
-        filesystem, inner = f.fs()
-        parts.append(pq.read_table(inner, filesystem=filesystem))
+    parts = [pq.read_table(f.open_input()) for f in files]  # patient on a store
     arrow = pa.concat_tables(parts, promote_options="default") if parts else pa.table({})
     if as_ == "pandas":
         return arrow.to_pandas()

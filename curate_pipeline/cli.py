@@ -6,7 +6,6 @@ import argparse
 import functools
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -388,26 +387,10 @@ def _run(args: argparse.Namespace) -> int:
         inputs = args.input or cfg.input.paths
         if not inputs:
             raise InputError(f"no input: pass --input PATH or set input.paths in {args.config}")
-        from curate_pipeline.engine.spark import store_environment
+        from curate_pipeline.run.preflight import before_spark
 
-        store_environment(cfg)  # S3A settings (spark-submit --conf) for the checks below
-        try:
-            files = expand_inputs(inputs, cfg.input.listing_prefix)  # fail before Spark starts
-        except InputError:
-            # under spark-submit a scheme-less path may be on the cluster's default filesystem
-            # (HDFS): the run expands the inputs again once Spark says which that is
-            if "PYSPARK_GATEWAY_PORT" not in os.environ:
-                raise
-            files = []
-        from curate_pipeline.run.preflight import check_inputs, check_run
-
-        check_run(cfg, files, args.output)
-        check_inputs(cfg, files)  # a CSV or a PDF given as a WARC: named now, not at the end
-        from curate_pipeline.run import run_record
-
-        if files and not args.overwrite:  # --overwrite clears it in the run, under its lock
-            run_record.check(args.output, files, cfg, str(args.config) if args.config else None,
-                             retune=args.retune)  # fmt: skip
+        before_spark(cfg, inputs, args.output, str(args.config) if args.config else None,
+                     overwrite=args.overwrite, retune=args.retune)  # fmt: skip
     except (ConfigError, InputError, ModelError) as e:
         print(f"curate: {e}", file=sys.stderr)
         return 2

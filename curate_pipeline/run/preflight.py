@@ -227,6 +227,34 @@ def check_dedup_against(cfg: Config, output: str | Path | Location) -> None:
     earlier_versions(cfg)  # ConfigError naming the output and what is wrong
 
 
+def before_spark(cfg: Config, inputs: list[str], output: str, config_path: str | None = None,
+                 *, overwrite: bool = False, retune: bool = False) -> list[str]:  # fmt: skip
+    """What `curate run` and the Python API check before Spark starts; the expanded inputs.
+    The stores' S3A settings (spark-submit --conf) first, then the inputs, the run's files,
+    the first bytes of local inputs, and what the output holds (refused when its inputs or
+    settings differ, unless `overwrite`, which clears it in the run under its lock)."""
+    import os
+
+    from curate_pipeline.engine.spark import store_environment
+    from curate_pipeline.run import run_record
+    from curate_pipeline.run.inputs import expand_inputs
+
+    store_environment(cfg)
+    try:
+        files = expand_inputs(inputs, cfg.input.listing_prefix)
+    except InputError:
+        # under spark-submit a scheme-less path may be on the cluster's default filesystem
+        # (HDFS): the run expands the inputs again once Spark says which that is
+        if "PYSPARK_GATEWAY_PORT" not in os.environ:
+            raise
+        files = []
+    check_run(cfg, files, output)
+    check_inputs(cfg, files)  # a CSV or a PDF given as a WARC: named now, not at the end
+    if files and not overwrite:
+        run_record.check(output, files, cfg, config_path, retune=retune)
+    return files
+
+
 def check_run(cfg: Config, files: list[str], output: str | Path) -> None:
     from curate_pipeline.config.needs import check_installed
 
