@@ -25,11 +25,14 @@ def _near(spark, rows, parts: int, cfg: Config | None = None) -> dict[str, tuple
     from curate_pipeline.stages.near_dedup import near_dedup
 
     df = spark.createDataFrame(rows, SCHEMA).repartition(parts)
-    out = near_dedup(spark, df, cfg or Config())
-    return {
-        r["doc_id"]: (r["reject_reason"], r["reject_detail"], r["dup_cluster"])
-        for r in out.collect()
-    }
+    got = []
+    # on the cluster, and on the driver (up to local_max_documents): the same verdicts
+    for given in (None, len(rows)):
+        out = near_dedup(spark, df, cfg or Config(), rows=given)
+        got.append({r["doc_id"]: (r["reject_reason"], r["reject_detail"], r["dup_cluster"],
+                                  r["dup_cluster_size"]) for r in out.collect()})  # fmt: skip
+    assert got[0] == got[1]
+    return {d: v[:3] for d, v in got[0].items()}
 
 
 def _row(doc_id: str, pos: int, sig: np.ndarray, keys: list[int]) -> tuple:
@@ -150,10 +153,10 @@ def test_real_page_chains_link(spark, shared_data):
     from curate_pipeline.stages.near_dedup import near_dedup
 
     got = []
-    for parts in (1, 3):
-        out = near_dedup(spark, signed.repartition(parts), cfg)
+    for parts, rows_given in ((1, None), (3, None), (3, len(rows))):  # the last: on the driver
+        out = near_dedup(spark, signed.repartition(parts), cfg, rows=rows_given)
         got.append({r["doc_id"]: (r["reject_reason"], r["reject_detail"]) for r in out.collect()})
-    assert got[0] == got[1]
+    assert got[0] == got[1] == got[2]
     for n in range(len(chains)):
         assert got[0][f"A{n}"][0] is None
         assert got[0][f"B{n}"][0] == "duplicate" and got[0][f"C{n}"][0] == "duplicate", n
@@ -180,6 +183,8 @@ def test_a_document_near_one_an_append_dropped_as_a_published_copy_goes_too(spar
     docs = spark.createDataFrame([_row("N2", 20, n2, keys2),
                                   _row("Y", 30, other, list(range(1, 15)))], SCHEMA)  # fmt: skip
     got = {r["doc_id"]: r for r in near_dedup(spark, docs, Config(), links=link).collect()}
+    on_driver = near_dedup(spark, docs, Config(), links=link, rows=3).collect()
+    assert {r["doc_id"]: r for r in on_driver} == got
     assert set(got) == {"N2", "Y"}  # the link is not a row of the output
     assert (got["N2"]["reject_stage"], got["N2"]["reject_reason"]) == ("near_dup", "duplicate")
     assert got["N2"]["reject_detail"].startswith(

@@ -206,7 +206,11 @@ def corpus_half(
         return SparkProgress(sc, where, cfg.output.progress_seconds)
 
     def _extra(st: Stage) -> dict:
-        return {**({"out": out} if st.stored else {}), **_links(st, frames, corpus)}
+        return {
+            **({"out": out} if st.stored else {}),
+            **({"rows": read_rows} if st.sized else {}),
+            **_links(st, frames, corpus),
+        }
 
     for st in corpus:
         fp = fingerprint(fp, cfg.section_hash(*st.sections), models[st.name], version,

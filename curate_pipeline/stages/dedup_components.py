@@ -21,11 +21,11 @@ minima are taken.
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from curate_pipeline.document.dedup.clusters import components_of
 from curate_pipeline.engine.compat import from_arrow, to_arrow
 
 COMPONENTS_SCHEMA = "node long, component long"
@@ -86,26 +86,14 @@ def components_on_driver(undirected: DataFrame, max_edges: int) -> DataFrame | N
     """connected_components' answer computed on the driver, or None when there are more than
     `max_edges` edges. `undirected` (materialised by the caller) is counted on the executors
     first (no single task ever holds the edges), and collected only when they fit."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components as scipy_components
-
     spark = undirected.sparkSession
     if undirected.count() > max_edges:
         return None
     table = to_arrow(undirected)
     if table.num_rows == 0:
         return spark.createDataFrame([], COMPONENTS_SCHEMA)
-    u = table.column("u").to_numpy()
-    v = table.column("v").to_numpy()
-    nodes, index = np.unique(np.concatenate([u, v]), return_inverse=True)
-    m = len(u)
-    graph = coo_matrix((np.ones(m, dtype=np.int8), (index[:m], index[m:])), (len(nodes),) * 2)
-    n_comp, labels = scipy_components(graph, directed=False)
-    smallest = np.full(n_comp, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(smallest, labels, nodes)  # a component's label: its smallest node
-    return from_arrow(
-        spark, pa.table({"node": nodes.astype(np.int64), "component": smallest[labels]})
-    )
+    nodes, component = components_of(table.column("u").to_numpy(), table.column("v").to_numpy())
+    return from_arrow(spark, pa.table({"node": nodes, "component": component}))
 
 
 def connected_components(

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 from functools import partial, reduce
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from curate_pipeline.config import Config
+from curate_pipeline.document.dedup.clusters import NearSettings, near_clusters
 from curate_pipeline.document.dedup.minhash import MinHasher, language_band_keys
 from curate_pipeline.document.text.lang_words import assignment, split_words_in
+from curate_pipeline.engine.compat import from_arrow, to_arrow
 from curate_pipeline.stages.dedup_components import connected_components, cut_lineage
 from curate_pipeline.stages.exact_dedup import mark_rejected
 from curate_pipeline.stages.recipe_files import digest, splitter_table
@@ -155,12 +158,49 @@ def is_anchor(pos: Column, n: Column, anchors: int) -> Column:
     return h < F.lit(float(1 << 31)) * F.lit(anchors) / n
 
 
+def _column(table: pa.Table, name: str, n: int) -> np.ndarray:
+    """A list column of equal-length lists as an (n, width) array (no copy)."""
+    values = table.column(name).combine_chunks().flatten().to_numpy()
+    return values.reshape(n, -1) if n else values.reshape(0, 0)
+
+
+def verdicts_on_driver(spark: SparkSession, every: DataFrame, c, n_perm: int) -> DataFrame:
+    """near_dedup's per-node verdicts (node, component, _root_id, _size, _jaccard) from one
+    collect of the narrow rows (crawl_pos, doc_id, minhash, bands), solved in numpy
+    (document/dedup/clusters.py: the distributed joins' rules, decision for decision)."""
+    table = to_arrow(every.select(
+        "crawl_pos", "doc_id", "minhash", "bands",
+        F.pmod(F.xxhash64("crawl_pos"), F.lit(1 << 31)).alias("anchor_hash")))  # fmt: skip
+    n = table.num_rows
+    pos = table.column("crawl_pos").to_numpy()
+    found = near_clusters(pos, _column(table, "minhash", n), _column(table, "bands", n),
+                          table.column("anchor_hash").to_numpy(),
+                          NearSettings(c.threshold, c.verify, c.all_pairs, c.anchors))  # fmt: skip
+    ids = table.column("doc_id").combine_chunks()
+    roots = np.searchsorted(pos, found.component, sorter=(order := np.argsort(pos)))
+    verdicts = pa.table({
+        "node": pa.array(found.node, pa.int64()),
+        "component": pa.array(found.component, pa.int64()),
+        "_root_id": ids.take(pa.array(order[roots])) if n else pa.array([], pa.string()),
+        "_size": pa.array(found.size, pa.int32()),
+        "_jaccard": pa.array(found.jaccard, pa.float64()),
+    })  # fmt: skip
+    if verdicts.num_rows == 0:
+        return spark.createDataFrame([], VERDICTS_SCHEMA)
+    return from_arrow(spark, verdicts)
+
+
+VERDICTS_SCHEMA = "node long, component long, _root_id string, _size int, _jaccard double"
+
+
 def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
-               links: DataFrame | None = None) -> DataFrame:  # fmt: skip
+               links: DataFrame | None = None, rows: int | None = None) -> DataFrame:  # fmt: skip
     """The corpus half, on `minhash` and `bands` (computed here if `docs` lacks them).
     `links`: documents an earlier stage dropped as near copies of published ones (an append's
     prior_dup:near): they join the clusters as links that are never kept, so a chain
-    N2 ~ N1 ~ E drops N2 as one run over everything drops it (E the published one)."""
+    N2 ~ N1 ~ E drops N2 as one run over everything drops it (E the published one).
+    `rows`: at most this many documents are given (the documents pass counted them): up to
+    `local_max_documents` the clusters are solved on the driver from one collect."""
     c = cfg.near_dedup
     hasher = hasher_of(cfg)
     if "minhash" not in docs.columns:
@@ -171,25 +211,36 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
         linked = links.select("crawl_pos", "minhash", "bands", "doc_id", "reject_detail")
         sigs = sigs.unionByName(linked.select("crawl_pos", "minhash", "bands"))
         nodes = nodes.unionByName(linked.select("crawl_pos", "doc_id", "minhash"))
-    edges, _ = bucket_edges(sigs, c, hasher.num_perm)
-    comps = connected_components(edges, c.max_iterations, c.local_max_edges)
-    # Verdicts from narrow columns: per node on an edge, its cluster's root (the smallest
-    # crawl_pos), the root's id and the cluster's size (an aggregation); every join below has
-    # one row per key on its right side, so a cluster of a million pages streams through in
-    # bounded memory (a window over the cluster's whole rows held it in one task).
-    sizes = comps.groupBy("component").agg(F.count("*").cast("int").alias("_size"))
-    root = nodes.select(F.col("crawl_pos").alias("component"), F.col("doc_id").alias("_root_id"),
-                        F.col("minhash").alias("_rsig"))  # fmt: skip
-    own = sigs.select(F.col("crawl_pos").alias("node"), F.col("minhash").alias("_sig"))
-    verdicts = (
-        comps.join(sizes, "component")
-        .join(root, "component")
-        .join(own, "node")
-        .select(
-            "node", "component", "_root_id", "_size",
-            _agreement("_sig", "_rsig", hasher.num_perm).alias("_jaccard"),
+    if rows is not None and rows <= c.local_max_documents:
+        every = docs.select("crawl_pos", "doc_id", "minhash", "bands")
+        if links is not None:
+            every = every.unionByName(linked.select("crawl_pos", "doc_id", "minhash", "bands"))
+        verdicts = verdicts_on_driver(spark, every, c, hasher.num_perm)
+        comps = verdicts.select("node", "component")
+    else:
+        edges, _ = bucket_edges(sigs, c, hasher.num_perm)
+        comps = connected_components(edges, c.max_iterations, c.local_max_edges)
+        # Verdicts from narrow columns: per node on an edge, its cluster's root (the smallest
+        # crawl_pos), the root's id and the cluster's size (an aggregation); every join below
+        # has one row per key on its right side, so a cluster of a million pages streams
+        # through in bounded memory (a window over the cluster's whole rows held it in one
+        # task).
+        sizes = comps.groupBy("component").agg(F.count("*").cast("int").alias("_size"))
+        root = nodes.select(
+            F.col("crawl_pos").alias("component"),
+            F.col("doc_id").alias("_root_id"),
+            F.col("minhash").alias("_rsig"),
         )
-    )  # fmt: skip
+        own = sigs.select(F.col("crawl_pos").alias("node"), F.col("minhash").alias("_sig"))
+        verdicts = (
+            comps.join(sizes, "component")
+            .join(root, "component")
+            .join(own, "node")
+            .select(
+                "node", "component", "_root_id", "_size",
+                _agreement("_sig", "_rsig", hasher.num_perm).alias("_jaccard"),
+            )
+        )  # fmt: skip
     if links is not None:  # a cluster holding a link: each of its documents goes, naming it
         via = (comps.join(linked.select(F.col("crawl_pos").alias("node"),
                                         F.col("doc_id").alias("_via"),
@@ -230,4 +281,4 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
 
 STAGE = Stage("near_dedup", ledger="near_dup", step=signature_step, corpus=near_dedup,
               enabled=lambda c: c.near_dedup.enabled, settings=signature_settings,
-              passed="no near duplicate", links=("prior_dup",))  # fmt: skip
+              passed="no near duplicate", links=("prior_dup",), sized=True)  # fmt: skip

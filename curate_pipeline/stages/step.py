@@ -179,6 +179,9 @@ class Stage:
     # ledger stages whose near-duplicate drops (reason starting "near") its corpus half takes
     # as chain links (`links=`): an append's prior_dup, so clusters form as in one run
     links: tuple[str, ...] = ()
+    # its corpus half is told (`rows=`) how many documents it is given at most (the
+    # documents pass's rows), to choose a path by measured size without a count job
+    sized: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ledger", self.ledger or self.name)
