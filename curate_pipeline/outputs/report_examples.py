@@ -4,54 +4,72 @@ stage drops, read before trusting its threshold.
 Chosen deterministically and without collecting rows: per group, the row with the smallest
 xxhash64 of its id under each of `k` seeds (an aggregation of struct minimums), so the same
 input gives the same examples whatever the partitioning, and only k rows per group reach the
-driver. The corpus stages keep narrow rows (no text): their examples' text is looked up in the
-documents pass by crawl position, for the few rows picked."""
+driver. The minimums are taken in run/outcomes.py's aggregation, which groups the same rows
+by the same keys (one job for the counts and the examples). The corpus stages keep narrow
+rows (no text): their examples' text is looked up in the documents pass by crawl position,
+for the few rows picked."""
 
 from __future__ import annotations
 
-from functools import reduce
-
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 TEXT_CHARS = 300  # of each example's text
+K = 3  # examples per group
+EXAMPLE = "struct<doc_id:string,url:string,detail:string,text:string,crawl_pos:bigint>"
 
 
-def _pick(df: DataFrame, key: Column, k: int) -> dict[str, list[dict]]:
-    rows = df.select(
-        key.alias("key"),
-        "doc_id",
-        "url",
+def example(df: DataFrame) -> Column:
+    """What an example shows of a row of `df` (its text, where `df` has it)."""
+    text = F.col("text") if "text" in df.columns else F.lit(None).cast("string")
+    return F.struct(
+        F.col("doc_id"),
+        F.col("url"),
         F.substring(F.coalesce("reject_detail", F.lit("")), 1, 300).alias("detail"),
-        F.substring("text", 1, TEXT_CHARS).alias("text"),
-        "crawl_pos",
-    )
-    picks = [
-        F.min(
-            F.struct(
-                F.xxhash64(F.lit(seed), "doc_id").alias("h"),
-                "doc_id",
-                "url",
-                "detail",
-                "text",
-                "crawl_pos",
-            )  # fmt: skip
-        ).alias(f"p{seed}")
+        F.substring(text, 1, TEXT_CHARS).alias("text"),
+        F.col("crawl_pos"),
+    ).cast(EXAMPLE)
+
+
+def none() -> Column:
+    """The example of a row no example is picked from."""
+    return F.lit(None).cast(EXAMPLE)
+
+
+def picks(ex: Column, k: int = K) -> list[Column]:
+    """Aggregations over `ex` (example() or none() per row): per seed, the row with the
+    smallest hash of its id."""
+    return [
+        F.min(F.when(ex.isNotNull(), F.struct(F.xxhash64(F.lit(seed), ex["doc_id"]).alias("h"),
+                                               ex.alias("e")))).alias(f"p{seed}")
         for seed in range(k)
-    ]
-    out: dict[str, list[dict]] = {}
-    for r in rows.groupBy("key").agg(*picks).collect():
-        seen: dict[str, dict] = {}
+    ]  # fmt: skip
+
+
+def chosen(groups: list[tuple[str, Row]], k: int = K) -> dict[str, list[dict]]:
+    """{group: [example...]} from (group, aggregated row) pairs; rows of one group name merge
+    (the smaller hash per seed wins, as one aggregation's would)."""
+    best: dict[str, dict[int, tuple]] = {}
+    for key, r in groups:
         for seed in range(k):
             p = r[f"p{seed}"]
-            if p is not None and p["doc_id"] not in seen:
-                seen[p["doc_id"]] = {"id": p["doc_id"], "url": p["url"], "detail": p["detail"],
-                                     "text": p["text"], "pos": p["crawl_pos"]}  # fmt: skip
-        out[r["key"]] = sorted(seen.values(), key=lambda e: e["id"])
+            if p is None:
+                continue
+            have = best.setdefault(key, {}).get(seed)
+            if have is None or (p["h"], p["e"]["doc_id"]) < (have["h"], have["e"]["doc_id"]):
+                best[key][seed] = p
+    out: dict[str, list[dict]] = {}
+    for key, by_seed in best.items():
+        seen = {}
+        for p in by_seed.values():
+            e = p["e"]
+            seen[e["doc_id"]] = {"id": e["doc_id"], "url": e["url"], "detail": e["detail"],
+                                 "text": e["text"], "pos": e["crawl_pos"]}  # fmt: skip
+        out[key] = sorted(seen.values(), key=lambda e: e["id"])
     return dict(sorted(out.items()))
 
 
-def _texts(docs: DataFrame, picked: dict[str, dict[str, list[dict]]]) -> None:
+def fill_texts(docs: DataFrame, picked: dict[str, dict[str, list[dict]]]) -> None:
     """Fill in the text of examples picked from narrow rows, from `docs` (one filtered scan
     of a few positions)."""
     missing = sorted({e["pos"] for g in picked.values() for es in g.values() for e in es
@@ -68,29 +86,3 @@ def _texts(docs: DataFrame, picked: dict[str, dict[str, list[dict]]]) -> None:
                 pos = e.pop("pos")
                 if e["text"] is None:
                     e["text"] = found.get(pos)
-
-
-def examples(
-    frames: list[DataFrame], docs: DataFrame | None = None, k: int = 3
-) -> dict[str, dict[str, list[dict]]]:
-    """{"rejected": {stage:reason: [example...]}, "kept": {source: [example...]}}; `frames`
-    as for outcomes.count_outcomes (the documents pass, then each corpus stage), `docs` the
-    documents pass (where narrow frames' texts are looked up; default frames[0])."""
-    cols = ["doc_id", "url", "reject_stage", "reject_reason", "reject_detail", "crawl_pos"]
-
-    def text(f: DataFrame):
-        return F.col("text") if "text" in f.columns else F.lit(None).cast("string").alias("text")
-
-    dropped = reduce(
-        DataFrame.unionByName,
-        [f.where(F.col("reject_reason").isNotNull()).select(*cols, text(f)) for f in frames],
-    )
-    last = frames[-1]
-    kept = last.where(F.col("reject_reason").isNull())
-    source = F.coalesce(F.col("source"), F.lit("")) if "source" in last.columns else F.lit("")
-    picked = {
-        "rejected": _pick(dropped, F.concat_ws(":", "reject_stage", "reject_reason"), k),
-        "kept": _pick(kept.select(*cols, text(last), source.alias("source")), F.col("source"), k),
-    }
-    _texts(frames[0] if docs is None else docs, picked)
-    return picked

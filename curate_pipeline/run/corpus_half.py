@@ -315,7 +315,8 @@ def corpus_half(
         for sub, w in written.items():  # a glob of the writer's folder sees its files only
             prune(tables[sub], w.files)
             w.files = [f | {"file": f"{publish.name}/{f['file']}"} for f in w.files]
-        shown = report_examples.examples(frames, docs)  # a few documents per reason and source
+        shown = outcomes.examples  # a few documents per reason and source, texts from docs
+        report_examples.fill_texts(docs, shown)
         write_seconds = time.perf_counter() - t0
     log.info("write: data/ %d file(s), rejected/ %d file(s), %.1f s", len(written["data"].files),
              len(written["rejected"].files), write_seconds)  # fmt: skip

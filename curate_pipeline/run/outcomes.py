@@ -6,11 +6,13 @@ more than the counting; on a snapshot only these aggregates, never rows, reach t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+
+from curate_pipeline.outputs import report_examples
 
 
 class ReconcileError(RuntimeError):
@@ -43,12 +45,18 @@ class Outcomes:
     pii: dict[str, int]  # replacements in kept documents: emails, ips, documents touched
     # per evaluation set: documents matched (first match's set), dropped, trimmed; chars cut
     decontamination: dict[str, dict[str, int]]
+    # the report's examples (outputs/report_examples.py): {"rejected": {stage:reason: [...]},
+    # "kept": {source: [...]}}; the text of rows a corpus stage dropped is still to be filled
+    # in (report_examples.fill_texts)
+    examples: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
 
 
 def _facts(df: DataFrame, kind: str, key: Column, flag: Column | None = None,
-           tokens: Column | None = None, size: Column | None = None) -> DataFrame:  # fmt: skip
+           tokens: Column | None = None, size: Column | None = None,
+           example: Column | None = None) -> DataFrame:  # fmt: skip
     zero = F.lit(0).cast("long")
     return df.select(
+        (example if example is not None else report_examples.none()).alias("example"),
         F.lit(kind).alias("kind"),
         key.cast("string").alias("key"),
         (flag.cast("long") if flag is not None else zero).alias("flag"),
@@ -64,13 +72,14 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
     kept = frames[-1].where(F.col("reject_reason").isNull())
     parts = [
         _facts(f.where(F.col("reject_reason").isNotNull()), "reject",
-               F.concat_ws(":", "reject_stage", "reject_reason"))
+               F.concat_ws(":", "reject_stage", "reject_reason"),
+               example=report_examples.example(f))
         for f in frames
     ]  # fmt: skip
     parts.append(
         _facts(kept, "kept", F.col("source") if "source" in kept.columns else F.lit(""),
                tokens=F.col("n_tokens") if "n_tokens" in kept.columns else None,
-               size=F.octet_length("text"))
+               size=F.octet_length("text"), example=report_examples.example(kept))
     )  # fmt: skip
     broken = (F.col("reject_stage") == "read") & F.col("reject_reason").isin(*DAMAGE_REASONS)
     parts.append(
@@ -116,7 +125,8 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
         reduce(DataFrame.unionByName, parts)
         .groupBy("kind", "key")
         .agg(F.count("*").alias("n"), F.sum("flag").alias("flag"),
-             F.sum("tokens").alias("tokens"), F.sum("bytes").alias("bytes"))
+             F.sum("tokens").alias("tokens"), F.sum("bytes").alias("bytes"),
+             *report_examples.picks(F.col("example")))
         .collect()
     )  # fmt: skip
     by_kind: dict[str, list] = {}
@@ -164,6 +174,10 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
         languages={r["key"]: {"docs": int(r["n"]), "kept": int(r["flag"])} for r in langs},
         sources=sources,
         damage=damage,
+        examples={
+            "rejected": report_examples.chosen([(r["key"], r) for r in by_kind.get("reject", [])]),
+            "kept": report_examples.chosen([(r["key"] or "", r) for r in by_kind.get("kept", [])]),
+        },
     )
 
 
