@@ -191,7 +191,12 @@ def test_every_real_exact_duplicate_group_is_found(spark, shared_data):
         groups[t].append(f"d{i}")
     real = [sorted(g) for g in groups.values() if len(g) > 1]
     assert sorted(map(len, real)) == [2, 3, 7]
-    out = exact_dedup(spark, _docs(spark, texts, 4), Config()).collect()
+    docs = _docs(spark, texts, 4)
+    out = exact_dedup(spark, docs, Config()).collect()
+    # the groups counted on the driver (a small run): the same rows, the same columns
+    on_driver = exact_dedup(spark, docs, Config(), rows=len(texts)).collect()
+    assert sorted(on_driver) == sorted(out)
+    assert sorted(r["exact_copies"] or 0 for r in out)[-1] == 7
     kept_of = {
         r["doc_id"]: (r["reject_detail"] or "").removeprefix("kept ") or r["doc_id"] for r in out
     }

@@ -48,6 +48,16 @@ def test_repeated_ids_are_renamed_without_moving_the_rows(spark):
     assert "BroadcastHashJoin" in _plan(out)
     got = out.collect()
     assert len({r["doc_id"] for r in got}) == 200
+    # counted on the driver (a small run): the same ids, the rows still where they were
+    local = unique_ids(docs, rows=len(rows))
+    assert all("text" not in cols for cols in shuffled_columns(local))
+    by_pos = {r["crawl_pos"]: r["doc_id"] for r in local.collect()}
+    assert by_pos == {r["crawl_pos"]: r["doc_id"] for r in got}
+    assert by_pos[0] == "<urn:0>" and by_pos[50] == "<urn:0>#0:50"  # the first keeps its id
+    assert (
+        unique_ids(docs.where("crawl_pos < 50"), rows=50).collect()
+        == docs.where("crawl_pos < 50").collect()
+    )  # nothing repeats: the rows as they were
 
 
 def test_corpus_stages_and_ledger_have_no_single_partition_exchange(spark, cfg, sample_warc,

@@ -104,9 +104,11 @@ def _shard_bytes(out: Path) -> dict[str, object]:
     for the order of one footer list in Spark's files (see _spark_parquet)."""
     files: dict[str, object] = {}
     root, out = out, published(out)
-    for p in sorted((root / "data" / out.name).rglob("part-*.parquet")):
-        part = p.name.split("-")[1]
-        files[f"{p.parent.relative_to(root / 'data' / out.name)}/part-{part}"] = _spark_parquet(p)
+    for table in ("data", "rejected"):  # the ledger's rows in crawl order in each file
+        for p in sorted((root / table / out.name).rglob("part-*.parquet")):
+            part = p.name.split("-")[1]
+            where = p.parent.relative_to(root / table / out.name)
+            files[f"{table}/{where}/part-{part}"] = _spark_parquet(p)
     for sub in ("shards", "tokens"):
         for p in sorted((out / sub).iterdir()):
             files[f"{sub}/{p.name}"] = p.read_bytes()
@@ -132,6 +134,23 @@ def test_same_output_whatever_the_partitioning(
 
 def test_same_output_twice(spark, base_cfg, corpus, reference, tmp_path):
     out = _run(spark, base_cfg, corpus, tmp_path / "out")
+    assert _content(out) == _content(reference)
+    assert _shard_bytes(out) == _shard_bytes(reference)
+
+
+def test_same_output_on_the_cluster_paths(spark, base_cfg, corpus, reference, tmp_path,
+                                          monkeypatch):  # fmt: skip
+    """A small run solves ids, exact and near dedup and the kept rows' lookup on the driver
+    (issue 65); with those paths off (what a large run takes) the output is the same."""
+    import curate_pipeline.run.corpus_half as corpus_half
+    import curate_pipeline.stages.unique_ids as unique_ids
+
+    monkeypatch.setattr(corpus_half, "LOCAL_LOOKUP_ROWS", -1)
+    monkeypatch.setattr(unique_ids, "LOCAL_MAX_ROWS", -1)
+    c = base_cfg.model_copy(deep=True)
+    c.near_dedup.local_max_documents = 0
+    c.exact_dedup.local_max_documents = 0
+    out = _run(spark, c, corpus, tmp_path / "out", 2)
     assert _content(out) == _content(reference)
     assert _shard_bytes(out) == _shard_bytes(reference)
 

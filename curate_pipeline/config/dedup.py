@@ -12,6 +12,10 @@ from curate_pipeline.config.base import _Section
 class ExactDedupConf(_Section):
     # Keep the first (smallest crawl_pos) of each SHA-1 of lowercased, space-collapsed text.
     enabled: bool = True
+    # Up to this many documents (the documents pass's rows), the groups are counted on the
+    # driver from one collect of (key, position, id), ~150 bytes a document: two jobs where
+    # the aggregation and its join took three. 0 = always on the cluster.
+    local_max_documents: int = Field(200_000, ge=0)
 
 
 class DedupConf(_Section):

@@ -25,6 +25,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from curate_pipeline.config import Config
 from curate_pipeline.engine.capacity import capacity
+from curate_pipeline.engine.compat import to_arrow
 from curate_pipeline.engine.progress import SparkProgress
 from curate_pipeline.engine.spark import size_shuffles
 from curate_pipeline.engine.storage import hadoop_uri, partition_value, read_parquet, write_parquet
@@ -37,11 +38,14 @@ from curate_pipeline.run.sizing import DATA_BYTES_PER_TEXT_BYTE, data_files, led
 from curate_pipeline.run.stage_store import StageResult, materialize, prune
 from curate_pipeline.stages.kept_rows import (
     DATA_GROUP,
+    LOCAL_LOOKUP_ROWS,
     added_columns,
+    cut_groups,
     data_groups,
     lookup_groups,
     merge,
     narrow,
+    text_per_input,
     write_lookup,
 )
 from curate_pipeline.stages.prior_dedup import INDEX, index_frame
@@ -105,9 +109,11 @@ def ledger_frame(stage_rows: DataFrame) -> DataFrame:
 def ledger_output(frames: list[DataFrame], parts: int) -> DataFrame:
     """Every stage's drops, narrowed to `parts` files without a shuffle: each task reads the
     drops where their stage wrote them (the documents store's rows in crawl order), so the
-    rows never leave the tasks that read them."""
+    rows never leave the tasks that read them. Each file's rows in crawl order (a row is
+    dropped once, so the order is total): the order a stage's store holds its rows in (a
+    join's hash partitions, or its input's order) does not show."""
     ledger = reduce(DataFrame.unionByName, [ledger_frame(f) for f in frames])
-    return ledger.coalesce(max(1, parts))
+    return ledger.coalesce(max(1, parts)).sortWithinPartitions("crawl_pos")
 
 
 def grouped_data(spark: SparkSession, cfg: Config, kept_dir: Location, files: list[str],
@@ -245,14 +251,25 @@ def corpus_half(
         running = [(st.ledger, made[st.name].check, timers[st.name]) for st in finals]
         fields = [f for st in finals for f in made[st.name].fields]
         base = kept(docs).drop(*keys)
-        # data/'s files: runs of input files holding ~file_bytes of Parquet, from narrow rows
-        bounds = None if routed else data_groups(
-            kept(frames[-1] if len(frames) > 1 else given), n_inputs,
-            cfg.output.file_bytes / DATA_BYTES_PER_TEXT_BYTE, cfg.output.data_files)  # fmt: skip
-        if len(frames) == 1:  # no corpus stage: every kept document goes on
-            return merge(base, None, [], n_inputs, 1, running, fields, bounds)
+        last = kept(frames[-1] if len(frames) > 1 else given)
         added = added_columns(frames[-1], given.columns)  # reads stay in base: not added
         arrow = to_arrow_schema(frames[-1].select(*added).schema)
+        text_per_file = cfg.output.file_bytes / DATA_BYTES_PER_TEXT_BYTE
+        if read_rows <= LOCAL_LOOKUP_ROWS:
+            # a small run: the kept narrow rows collected once, the lookup shipped with the
+            # tasks and data/'s files cut on the driver (one job where four were)
+            table = to_arrow(last.select("crawl_pos", "text_bytes", *added))
+            per_input = text_per_input(table, n_inputs)
+            bounds = None if routed else cut_groups(per_input, text_per_file, cfg.output.data_files)
+            lookup = table.select(["crawl_pos", *added]).sort_by("crawl_pos")
+            if len(frames) == 1:
+                return merge(base, None, [], n_inputs, 1, running, fields, bounds)
+            return merge(base, lookup, list(arrow), n_inputs, 1, running, fields, bounds)
+        # data/'s files: runs of input files holding ~file_bytes of Parquet, from narrow rows
+        bounds = None if routed else data_groups(last, n_inputs, text_per_file,
+                                                 cfg.output.data_files)  # fmt: skip
+        if len(frames) == 1:  # no corpus stage: every kept document goes on
+            return merge(base, None, [], n_inputs, 1, running, fields, bounds)
         groups = lookup_groups(n_inputs, capacity(spark, cfg.chunks.cores).cores)
         lookup_dir.delete()
         lookup = write_lookup(kept(frames[-1]), added, lookup_dir, n_inputs, groups,

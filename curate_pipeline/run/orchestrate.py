@@ -345,7 +345,8 @@ def _run_stages(
         against = [*cfg.dedup.against, str(out)]
         run_cfg = cfg.model_copy(update={"dedup": cfg.dedup.model_copy(
             update={"against": against})})  # fmt: skip
-    docs = unique_ids(docs)  # a repeated WARC-Record-ID: later copies get their place appended
+    # a repeated WARC-Record-ID: later copies get their place appended
+    docs = unique_ids(docs, rows=read_rows)
     log.info("documents pass: %d records, %.1f s (%s)", res.rows, res.seconds,
              ", ".join(f"{sum(r.status == k for r in chunk_results)} chunk(s) {k}"
                        for k in ("ran", "retuned", "reused")))  # fmt: skip

@@ -47,16 +47,26 @@ def preload_spec(cfg: Config) -> str:
     )  # fmt: skip
 
 
-def warm_workers(spark: SparkSession, cfg: Config) -> threading.Thread:
-    """Run the warm-up job in a daemon thread; returns the thread (join it or not). The
-    daemon also loads the run's language-ID model and tokenizer before forking: the variable
+# (application, preload spec) already warmed: a later run in the same session (a serve
+# cycle, the API's next call) finds the daemon started and skips the job
+_warmed: set[tuple[str, str]] = set()
+
+
+def warm_workers(spark: SparkSession, cfg: Config) -> threading.Thread | None:
+    """Run the warm-up job in a daemon thread; returns the thread (join it or not), or None
+    when this session's daemon for these models was warmed by an earlier run. The daemon
+    also loads the run's language-ID model and tokenizer before forking: the variable
     naming them is part of the environment that keys Spark's daemons, so it is set before any
     stage's function is made, and runs with the same models share a daemon."""
     sc = spark.sparkContext
     n = sc.defaultParallelism
     if spark.conf.get(_TRACEBACK_CONF, "true").lower() == "true":
         sc.environment["SPARK_SIMPLIFIED_TRACEBACK"] = "1"
-    sc.environment[PRELOAD_ENV] = preload_spec(cfg)
+    spec = preload_spec(cfg)
+    sc.environment[PRELOAD_ENV] = spec
+    if (sc.applicationId, spec) in _warmed:
+        return None
+    _warmed.add((sc.applicationId, spec))
 
     def go() -> None:
         try:

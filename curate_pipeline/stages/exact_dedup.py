@@ -4,12 +4,15 @@ fingerprint; the others are `exact_dup:duplicate` with the kept doc_id. Kept row
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from curate_pipeline.config import Config
 from curate_pipeline.document.dedup.normalize import exact_key
+from curate_pipeline.engine.compat import from_arrow, to_arrow
 from curate_pipeline.stages.dedup_components import cut_lineage
 from curate_pipeline.stages.step import DocumentStep, Stage, Verdict, each, transform
 
@@ -36,8 +39,40 @@ def key_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 
     return DocumentStep(KEY_FIELDS, each(key))
 
 
-def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
+GROUPS_SCHEMA = "exact_key string, _first struct<crawl_pos: bigint, doc_id: string>, _n bigint"
+
+
+def groups_on_driver(spark: SparkSession, narrow: DataFrame) -> DataFrame:
+    """The keys held by more than one document, with their first (crawl_pos, doc_id) and
+    their count, from one collect; a key held once needs no row (its document is first)."""
+    table = to_arrow(narrow).filter(pc.is_valid(pc.field("exact_key")))
+    table = table.sort_by([("exact_key", "ascending"), ("crawl_pos", "ascending")])
+    keys = table.column("exact_key").combine_chunks()
+    n = len(keys)
+    if n < 2:
+        return spark.createDataFrame([], GROUPS_SCHEMA)
+    starts = np.flatnonzero(np.concatenate(
+        ([True], pc.not_equal(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False))))  # fmt: skip
+    sizes = np.diff(np.append(starts, n))
+    first = starts[sizes > 1]
+    if len(first) == 0:
+        return spark.createDataFrame([], GROUPS_SCHEMA)
+    pick = pa.array(first)
+    groups = pa.table({
+        "exact_key": keys.take(pick),
+        "_first": pa.StructArray.from_arrays(
+            [table.column("crawl_pos").take(pick).combine_chunks(),
+             table.column("doc_id").take(pick).combine_chunks()], ["crawl_pos", "doc_id"]),
+        "_n": pa.array(sizes[sizes > 1], pa.int64()),
+    })  # fmt: skip
+    return from_arrow(spark, groups)
+
+
+def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
+                rows: int | None = None) -> DataFrame:  # fmt: skip
     """The corpus half: keep the first of each `exact_key` (computed here if `docs` lacks it).
+    `rows`: at most this many documents are given (the documents pass counted them): up to
+    `exact_dedup.local_max_documents` the groups are counted on the driver.
 
     The verdicts come from the narrow columns (key, crawl_pos, doc_id) in one aggregation,
     which combines map-side: a template page with a million copies is one small row per task
@@ -47,11 +82,13 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
     keyed = docs
     if "exact_key" not in docs.columns:  # computed once, not again for the join
         keyed = cut_lineage(transform(docs, "exact_dup", key_step(spark, cfg)))
-    groups = (
-        keyed.select("exact_key", "crawl_pos", "doc_id")
-        .groupBy("exact_key")
-        .agg(F.min(F.struct("crawl_pos", "doc_id")).alias("_first"), F.count("*").alias("_n"))
-    )
+    narrow = keyed.select("exact_key", "crawl_pos", "doc_id")
+    if rows is not None and rows <= cfg.exact_dedup.local_max_documents:
+        groups = F.broadcast(groups_on_driver(spark, narrow))
+    else:
+        groups = narrow.groupBy("exact_key").agg(
+            F.min(F.struct("crawl_pos", "doc_id")).alias("_first"), F.count("*").alias("_n")
+        )
     out = keyed.join(groups, "exact_key", "left")  # a null key (no text) meets no group
     out = mark_rejected(
         out,
@@ -68,4 +105,4 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config) -> DataFrame:
 
 STAGE = Stage("exact_dedup", ledger="exact_dup", step=key_step, corpus=exact_dedup,
               enabled=lambda c: c.exact_dedup.enabled, settings=lambda c: None,
-              passed="no exact duplicate")  # fmt: skip
+              passed="no exact duplicate", sized=True)  # fmt: skip

@@ -41,6 +41,9 @@ NARROW = ("doc_id", "crawl_pos", "url", "warc_file", *(f.name for f in REJECT_FI
 GROUP = "grp"
 DATA_GROUP = "dgrp"  # the data/ file a kept row goes to
 CACHED_FILES = 4  # input files' lookups a task keeps (its rows come from one or a few)
+# Up to this many rows in a run, the lookup is collected and shipped with the tasks instead
+# of written (~30 bytes a kept row: 3 MB at the cap), data/'s groups cut from the same rows.
+LOCAL_LOOKUP_ROWS = 100_000
 
 
 def narrow(docs: DataFrame, keys: Sequence[str]) -> DataFrame:
@@ -62,6 +65,19 @@ def data_groups(kept: DataFrame, n_inputs: int, text_per_file: float, files: int
     )
     for r in sums.collect():
         per_file[int(r["f"])] = int(r["b"] or 0)
+    return cut_groups(per_file, text_per_file, files)
+
+
+def text_per_input(rows: pa.Table, n_inputs: int) -> np.ndarray:
+    """The kept text's bytes per input file, from collected (crawl_pos, text_bytes) rows."""
+    fi = rows.column("crawl_pos").to_numpy() >> OFFSET_BITS
+    b = pc.fill_null(rows.column("text_bytes"), 0).to_numpy()
+    return np.bincount(fi, weights=b, minlength=n_inputs).astype(np.int64)
+
+
+def cut_groups(per_file: np.ndarray, text_per_file: float, files: int = 0) -> list[int]:
+    """data_groups' boundaries from the kept text per input file."""
+    n_inputs = len(per_file)
     if files:
         text_per_file = max(1.0, per_file.sum() / files)
     bounds, acc = [0], 0
@@ -132,7 +148,7 @@ def _load(files: Sequence[str], file_index: int, schema: pa.Schema) -> pa.Table:
 
 def merge(
     docs: DataFrame,
-    lookup: dict[int, list[str]] | None,
+    lookup: dict[int, list[str]] | pa.Table | None,
     columns: Sequence[pa.Field],
     n_inputs: int,
     groups: int,
@@ -141,9 +157,10 @@ def merge(
     bounds: Sequence[int] | None = None,
 ) -> DataFrame:
     """`docs` rows whose crawl_pos the lookup holds (all of them with no lookup: no corpus
-    stage ran), with the lookup's `columns`, then the final `steps` (their `fields` added),
-    and with `bounds` (data_groups) the data/ file of each row (DATA_GROUP). Rows come out
-    in the order they came in."""
+    stage ran; the lookup is write_lookup's files, or for a small run the table itself,
+    sorted by crawl_pos, shipped with the tasks), with the lookup's `columns`, then the final
+    `steps` (their `fields` added), and with `bounds` (data_groups) the data/ file of each
+    row (DATA_GROUP). Rows come out in the order they came in."""
     extra = [pa.field(DATA_GROUP, pa.int32())] if bounds is not None else []
     schema = extended_schema(docs.schema, [*columns, *fields, *extra])
     edges = np.asarray(bounds if bounds is not None else [0], dtype=np.int64)
@@ -153,6 +170,10 @@ def merge(
         cache: OrderedDict[int, pa.Table] = OrderedDict()
 
         def lookup_of(fi: int) -> pa.Table:
+            if isinstance(lookup, pa.Table):  # shipped with the task (sorted by crawl_pos)
+                keys = lookup.column("crawl_pos").to_numpy()
+                lo, hi = np.searchsorted(keys, [fi << OFFSET_BITS, (fi + 1) << OFFSET_BITS])
+                return lookup.slice(int(lo), int(hi - lo)).select(looked.names).cast(looked)
             if fi not in cache:
                 cache[fi] = _load(lookup.get(group_of(fi, groups, n_inputs), []), fi, looked)
                 if len(cache) > CACHED_FILES:

@@ -215,7 +215,7 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
         every = docs.select("crawl_pos", "doc_id", "minhash", "bands")
         if links is not None:
             every = every.unionByName(linked.select("crawl_pos", "doc_id", "minhash", "bands"))
-        verdicts = verdicts_on_driver(spark, every, c, hasher.num_perm)
+        verdicts = F.broadcast(verdicts_on_driver(spark, every, c, hasher.num_perm))
         comps = verdicts.select("node", "component")
     else:
         edges, _ = bucket_edges(sigs, c, hasher.num_perm)
