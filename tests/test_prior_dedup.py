@@ -144,6 +144,7 @@ def test_a_document_near_two_earlier_ones_links_them_and_retracts_neither(spark,
         "bands array<bigint>, reject_stage string, reject_reason string, reject_detail string",
     )  # fmt: skip
     got = prior_dedup(spark, docs, c_cfg).collect()[0]
+    assert prior_dedup(spark, docs, c_cfg, rows=1).collect()[0] == got  # matched on the driver
     assert (got["reject_stage"], got["reject_reason"]) == ("prior_dup", "near_links")
     assert got["reject_detail"] == (f"in {out} as B, estimated Jaccard {98 / 112:.3f}; links 2 "
                                     "earlier documents' clusters (none retracted)")  # fmt: skip
@@ -204,6 +205,7 @@ def test_an_edited_copy_is_found_behind_the_other_pages_of_its_buckets(spark, cf
         c_cfg.dedup.against = [str(out)]
         c_cfg.near_dedup.all_pairs = all_pairs
         got = prior_dedup(spark, docs, c_cfg).collect()[0]
+        assert prior_dedup(spark, docs, c_cfg, rows=1).collect()[0] == got  # on the driver
         verdicts[all_pairs] = (got["reject_reason"], got["reject_detail"])
     assert verdicts[cfg.near_dedup.all_pairs] == (
         "near",

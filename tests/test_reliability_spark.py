@@ -80,6 +80,7 @@ def _content(out: Path) -> dict:
         "tokens": manifest["tokens"],
         "rule_failures": manifest["rule_failures"],
         "languages": manifest["languages"],
+        "examples": json.loads((published(out) / "report.json").read_text())["examples"],
     }
 
 
@@ -140,11 +141,14 @@ def test_same_output_twice(spark, base_cfg, corpus, reference, tmp_path):
 
 def test_same_output_on_the_cluster_paths(spark, base_cfg, corpus, reference, tmp_path,
                                           monkeypatch):  # fmt: skip
-    """A small run solves ids, exact and near dedup and the kept rows' lookup on the driver
-    (issue 65); with those paths off (what a large run takes) the output is the same."""
+    """A small run solves ids, exact and near dedup, the kept rows' lookup and the counts
+    on the driver (issue 65); with those paths off (what a large run takes) the output, the
+    counts and the report's examples are the same."""
     import curate_pipeline.run.corpus_half as corpus_half
+    import curate_pipeline.run.outcomes as outcomes
     import curate_pipeline.stages.unique_ids as unique_ids
 
+    monkeypatch.setattr(outcomes, "LOCAL_MAX_ROWS", -1)
     monkeypatch.setattr(corpus_half, "LOCAL_LOOKUP_ROWS", -1)
     monkeypatch.setattr(unique_ids, "LOCAL_MAX_ROWS", -1)
     c = base_cfg.model_copy(deep=True)

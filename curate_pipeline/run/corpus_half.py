@@ -323,11 +323,14 @@ def corpus_half(
                                       cfg.output.compression, cfg.output.spark_io, file_rows=True),
         }  # fmt: skip
         if cfg.dedup.index and len(frames) > 2:  # what a later run's dedup.against reads
-            last = frames[-2]  # the last corpus stage's narrow rows, with the dedup keys
-            kept_pos = kept(kept_rows).select("crawl_pos")  # after the final steps' drops
-            written[INDEX] = write_parquet(index_frame(kept(last).join(kept_pos, "crawl_pos")),
-                                           tables[INDEX], cfg.output.compression,
-                                           cfg.output.spark_io, file_rows=True)  # fmt: skip
+            last = kept(frames[-2])  # the last corpus stage's narrow rows, with the dedup keys
+            finals_dropped = sum(n for k, n in counts["rejected"].items()
+                                 if k.split(":")[0] in {st.ledger for st in finals})  # fmt: skip
+            if finals_dropped:  # only what the final steps kept too (a join)
+                last = last.join(kept(kept_rows).select("crawl_pos"), "crawl_pos")
+            written[INDEX] = write_parquet(index_frame(last), tables[INDEX],
+                                           cfg.output.compression, cfg.output.spark_io,
+                                           file_rows=True)  # fmt: skip
         fence()
         for sub, w in written.items():  # a glob of the writer's folder sees its files only
             prune(tables[sub], w.files)

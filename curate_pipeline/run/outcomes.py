@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import reduce
 
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from curate_pipeline.engine.compat import to_arrow
 from curate_pipeline.outputs import report_examples
 
 
@@ -63,6 +65,42 @@ def _facts(df: DataFrame, kind: str, key: Column, flag: Column | None = None,
         (tokens.cast("long") if tokens is not None else zero).alias("tokens"),
         (size.cast("long") if size is not None else zero).alias("bytes"),
     )
+
+
+# Up to this many records the facts (a few narrow rows a record, an example's 300 characters
+# for each kept or dropped one: ~0.5 KB a record, 50 MB at the cap) are aggregated on the
+# driver from one collect: the aggregation's shuffle costs a job more than the counting.
+LOCAL_MAX_ROWS = 100_000
+
+
+def aggregate_on_driver(facts: DataFrame, k: int = report_examples.K) -> list[dict]:
+    """The aggregation's rows (kind, key, n, flag, tokens, bytes, p0..p{k-1}) computed on the
+    driver: counts and sums per (kind, key), and per seed the example with the smallest hash
+    of its id (the hashes computed by Spark, as in the aggregation)."""
+    ex = F.col("example")
+    hashes = [F.when(ex.isNotNull(), F.xxhash64(F.lit(seed), ex["doc_id"])).alias(f"h{seed}")
+              for seed in range(k)]  # fmt: skip
+    table = to_arrow(facts.select("kind", "key", "flag", "tokens", "bytes", "example", *hashes))
+    sums = table.group_by(["kind", "key"]).aggregate(
+        [("flag", "count", pc.CountOptions(mode="all")), ("flag", "sum"), ("tokens", "sum"),
+         ("bytes", "sum")])  # fmt: skip
+    out = {(r["kind"], r["key"]): {"kind": r["kind"], "key": r["key"], "n": r["flag_count"],
+                                   "flag": r["flag_sum"], "tokens": r["tokens_sum"],
+                                   "bytes": r["bytes_sum"], **{f"p{s}": None for s in range(k)}}
+           for r in sums.to_pylist()}  # fmt: skip
+    shown = table.filter(pc.is_valid(table.column("example")))
+    groups = list(zip(shown.column("kind").to_pylist(), shown.column("key").to_pylist(),
+                      strict=True))  # fmt: skip
+    examples = shown.column("example").to_pylist()
+    for seed in range(k):
+        best: dict[tuple, int] = {}
+        h = shown.column(f"h{seed}").to_pylist()
+        for i, g in enumerate(groups):
+            if g not in best or h[i] < h[best[g]]:
+                best[g] = i
+        for g, i in best.items():
+            out[g][f"p{seed}"] = {"h": h[i], "e": examples[i]}
+    return list(out.values())
 
 
 def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> Outcomes:
@@ -121,14 +159,17 @@ def count_outcomes(read_rows: int, frames: list[DataFrame], docs: DataFrame) -> 
         parts.append(
             _facts(docs.where(F.col("lang").isNotNull()), "lang", F.col("lang"), kept_by_langid)
         )
-    agg = (
-        reduce(DataFrame.unionByName, parts)
-        .groupBy("kind", "key")
-        .agg(F.count("*").alias("n"), F.sum("flag").alias("flag"),
-             F.sum("tokens").alias("tokens"), F.sum("bytes").alias("bytes"),
-             *report_examples.picks(F.col("example")))
-        .collect()
-    )  # fmt: skip
+    facts = reduce(DataFrame.unionByName, parts)
+    if read_rows <= LOCAL_MAX_ROWS:
+        agg = aggregate_on_driver(facts)
+    else:
+        agg = (
+            facts.groupBy("kind", "key")
+            .agg(F.count("*").alias("n"), F.sum("flag").alias("flag"),
+                 F.sum("tokens").alias("tokens"), F.sum("bytes").alias("bytes"),
+                 *report_examples.picks(F.col("example")))
+            .collect()
+        )  # fmt: skip
     by_kind: dict[str, list] = {}
     for r in agg:
         by_kind.setdefault(r["kind"], []).append(r)

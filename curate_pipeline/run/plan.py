@@ -128,7 +128,14 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
         {"name": "rejected/ write", "tasks": ledger_files, "needed": ledger_files,
          "sized_by": "output files"},
     ]  # fmt: skip
-    core_s = r.records * sizing.CORE_SECONDS_PER_RECORD + r.reach * sizing.CORPUS_CORE_SECONDS
+
+    def core_seconds(per_record: float, per_document: float) -> float:
+        return r.records * per_record + r.reach * per_document
+
+    core_s = core_seconds(sizing.CORE_SECONDS_PER_RECORD, sizing.CORPUS_CORE_SECONDS)
+    low = core_seconds(sizing.CORE_SECONDS_PER_RECORD_RANGE[0], sizing.CORPUS_CORE_SECONDS_RANGE[0])
+    high = core_seconds(sizing.CORE_SECONDS_PER_RECORD_RANGE[1],
+                        sizing.CORPUS_CORE_SECONDS_RANGE[1])  # fmt: skip
     kept_files = stages[1]["tasks"]  # the kept rows' store: a file per merge task
     driver = sizing.driver_bytes(len(files), store_files + kept_files, groups,
                                  cfg.near_dedup.local_max_edges)  # fmt: skip
@@ -171,7 +178,15 @@ def make_plan(cfg: Config, files: Sequence[str], cores: int, file_bytes: int | N
             "range_bytes": OBJECT_BUFFER,
         },
         "core_hours": core_s / 3600,
+        "core_hours_range": [low / 3600, high / 3600],
         "wall_hours": core_s / 3600 / cores,
+        "rates": {
+            "documents_pass_core_seconds_per_record": sizing.CORE_SECONDS_PER_RECORD,
+            "documents_pass_range": list(sizing.CORE_SECONDS_PER_RECORD_RANGE),
+            "corpus_half_core_seconds_per_document": sizing.CORPUS_CORE_SECONDS,
+            "corpus_half_range": list(sizing.CORPUS_CORE_SECONDS_RANGE),
+            "measured_on": sizing.RATES_MEASURED_ON,
+        },
     }
     if appended:
         plan["append"] = {
@@ -194,6 +209,7 @@ def _size(n: float) -> str:
 
 def render(p: dict) -> str:
     i, c, e, o = p["inputs"], p["chunks"], p["estimates"], p["outputs"]
+    rt = p["rates"]
     a = p.get("append")
     appending = [
         f"appending      to version {a['version']}: {a['inputs_done']:,} inputs done, "
@@ -235,7 +251,12 @@ def render(p: dict) -> str:
         f"{p['read_requests']['per_file_max']:,} per input file "
         f"({_size(p['read_requests']['range_bytes'])} ranges; "
         f"{p['read_requests']['total']:,} in all)",
-        f"core-hours     ~{p['core_hours']:,.0f} (~{p['wall_hours']:,.1f} h on {p['cores']:,} "
-        "cores, at this machine's measured rates)",
+        f"core-hours     ~{p['core_hours']:,.0f} ({p['core_hours_range'][0]:,.0f}-"
+        f"{p['core_hours_range'][1]:,.0f}; ~{p['wall_hours']:,.1f} h on {p['cores']:,} cores)",
+        f"  at           {rt['documents_pass_core_seconds_per_record']:.4f} core-s a record read "
+        f"({rt['documents_pass_range'][0]:.4f}-{rt['documents_pass_range'][1]:.4f}) and "
+        f"{rt['corpus_half_core_seconds_per_document']:.4f} a document reaching dedup "
+        f"({rt['corpus_half_range'][0]:.4f}-{rt['corpus_half_range'][1]:.4f}),",
+        f"  measured on  {rt['measured_on']}",
     ]
     return "\n".join(lines)

@@ -69,3 +69,28 @@ def extended_schema(spark_schema, fields: list[pa.Field]) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return with_fields(to_arrow_schema(spark_schema), fields)
+
+
+def attach(df, table: pa.Table, on: str, key: str | None = None):
+    """`df` with `table`'s other columns, from its row whose `key` (default `on`) equals the
+    row's `on` (nulls where none does: a left join on unique keys). For a small table built on
+    the driver: it ships with the tasks and each batch looks its keys up, so no join runs
+    (no broadcast job) and the rows keep their order and partitions."""
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import StructField, StructType
+
+    key = key or on
+    extra = [f for f in table.schema if f.name != key]
+    schema = StructType([*df.schema.fields, *(StructField(f.name, from_arrow_type(f.type), True)
+                                                for f in extra)])  # fmt: skip
+    keys = table.column(key).combine_chunks()
+    values = [table.column(f.name).combine_chunks() for f in extra]
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            at = pc.index_in(batch.column(on), value_set=keys)
+            added = [v.take(at) if len(keys) else pa.nulls(batch.num_rows, v.type) for v in values]
+            names = [*batch.schema.names, *(f.name for f in extra)]
+            yield pa.RecordBatch.from_arrays([*batch.columns, *added], names=names)
+
+    return df.mapInArrow(run, schema)

@@ -12,7 +12,8 @@ from pyspark.sql import functions as F
 
 from curate_pipeline.config import Config
 from curate_pipeline.document.dedup.normalize import exact_key
-from curate_pipeline.engine.compat import from_arrow, to_arrow
+from curate_pipeline.engine.compat import to_arrow
+from curate_pipeline.stages.arrow_batches import attach
 from curate_pipeline.stages.dedup_components import cut_lineage
 from curate_pipeline.stages.step import DocumentStep, Stage, Verdict, each, transform
 
@@ -39,33 +40,25 @@ def key_step(spark: SparkSession, cfg: Config) -> DocumentStep:  # noqa: ARG001 
     return DocumentStep(KEY_FIELDS, each(key))
 
 
-GROUPS_SCHEMA = "exact_key string, _first struct<crawl_pos: bigint, doc_id: string>, _n bigint"
-
-
-def groups_on_driver(spark: SparkSession, narrow: DataFrame) -> DataFrame:
+def groups_on_driver(narrow: DataFrame) -> pa.Table:
     """The keys held by more than one document, with their first (crawl_pos, doc_id) and
     their count, from one collect; a key held once needs no row (its document is first)."""
     table = to_arrow(narrow).filter(pc.is_valid(pc.field("exact_key")))
     table = table.sort_by([("exact_key", "ascending"), ("crawl_pos", "ascending")])
     keys = table.column("exact_key").combine_chunks()
     n = len(keys)
-    if n < 2:
-        return spark.createDataFrame([], GROUPS_SCHEMA)
-    starts = np.flatnonzero(np.concatenate(
-        ([True], pc.not_equal(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False))))  # fmt: skip
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        new[1:] = pc.not_equal(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(new)
     sizes = np.diff(np.append(starts, n))
-    first = starts[sizes > 1]
-    if len(first) == 0:
-        return spark.createDataFrame([], GROUPS_SCHEMA)
-    pick = pa.array(first)
-    groups = pa.table({
-        "exact_key": keys.take(pick),
-        "_first": pa.StructArray.from_arrays(
-            [table.column("crawl_pos").take(pick).combine_chunks(),
-             table.column("doc_id").take(pick).combine_chunks()], ["crawl_pos", "doc_id"]),
-        "_n": pa.array(sizes[sizes > 1], pa.int64()),
-    })  # fmt: skip
-    return from_arrow(spark, groups)
+    pick = pa.array(starts[sizes > 1], pa.int64())
+    first = pa.StructArray.from_arrays(
+        [table.column(c).combine_chunks().take(pick) for c in ("crawl_pos", "doc_id")],
+        names=["crawl_pos", "doc_id"],
+    )
+    return pa.table({"exact_key": keys.take(pick), "_first": first,
+                     "_n": pa.array(sizes[sizes > 1], pa.int64())})  # fmt: skip
 
 
 def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
@@ -84,12 +77,16 @@ def exact_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
         keyed = cut_lineage(transform(docs, "exact_dup", key_step(spark, cfg)))
     narrow = keyed.select("exact_key", "crawl_pos", "doc_id")
     if rows is not None and rows <= cfg.exact_dedup.local_max_documents:
-        groups = F.broadcast(groups_on_driver(spark, narrow))
+        # the groups ship with the tasks: no join, so no broadcast job (the columns in the
+        # order the join gives them)
+        out = attach(keyed, groups_on_driver(narrow), "exact_key").select(
+            "exact_key", *(c for c in keyed.columns if c != "exact_key"), "_first", "_n"
+        )
     else:
         groups = narrow.groupBy("exact_key").agg(
             F.min(F.struct("crawl_pos", "doc_id")).alias("_first"), F.count("*").alias("_n")
         )
-    out = keyed.join(groups, "exact_key", "left")  # a null key (no text) meets no group
+        out = keyed.join(groups, "exact_key", "left")  # a null key (no text) meets no group
     out = mark_rejected(
         out,
         F.col("_first").isNotNull() & (F.col("crawl_pos") != F.col("_first.crawl_pos")),

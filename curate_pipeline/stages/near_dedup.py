@@ -32,7 +32,8 @@ from curate_pipeline.config import Config
 from curate_pipeline.document.dedup.clusters import NearSettings, near_clusters
 from curate_pipeline.document.dedup.minhash import MinHasher, language_band_keys
 from curate_pipeline.document.text.lang_words import assignment, split_words_in
-from curate_pipeline.engine.compat import from_arrow, to_arrow
+from curate_pipeline.engine.compat import to_arrow
+from curate_pipeline.stages.arrow_batches import attach
 from curate_pipeline.stages.dedup_components import connected_components, cut_lineage
 from curate_pipeline.stages.exact_dedup import mark_rejected
 from curate_pipeline.stages.recipe_files import digest, splitter_table
@@ -164,33 +165,63 @@ def _column(table: pa.Table, name: str, n: int) -> np.ndarray:
     return values.reshape(n, -1) if n else values.reshape(0, 0)
 
 
-def verdicts_on_driver(spark: SparkSession, every: DataFrame, c, n_perm: int) -> DataFrame:
-    """near_dedup's per-node verdicts (node, component, _root_id, _size, _jaccard) from one
-    collect of the narrow rows (crawl_pos, doc_id, minhash, bands), solved in numpy
-    (document/dedup/clusters.py: the distributed joins' rules, decision for decision)."""
+LINK = "struct<node:bigint,_via:string,_via_detail:string>"
+
+
+def verdicts_on_driver(every: DataFrame, c, n_perm: int) -> pa.Table:
+    """near_dedup's per-node verdicts (node, component, _root_id, _size, _jaccard, _link)
+    from one collect of the narrow rows (crawl_pos, doc_id, minhash, bands, reject_detail,
+    _is_link), solved in numpy (document/dedup/clusters.py: the distributed joins' rules,
+    decision for decision). `_link`: the smallest link in the node's cluster, if any."""
     table = to_arrow(every.select(
-        "crawl_pos", "doc_id", "minhash", "bands",
+        "crawl_pos", "doc_id", "minhash", "bands", "reject_detail", "_is_link",
         F.pmod(F.xxhash64("crawl_pos"), F.lit(1 << 31)).alias("anchor_hash")))  # fmt: skip
     n = table.num_rows
     pos = table.column("crawl_pos").to_numpy()
     found = near_clusters(pos, _column(table, "minhash", n), _column(table, "bands", n),
                           table.column("anchor_hash").to_numpy(),
                           NearSettings(c.threshold, c.verify, c.all_pairs, c.anchors))  # fmt: skip
+    order = np.argsort(pos)
+    row_of = lambda p: order[np.searchsorted(pos, p, sorter=order)]  # noqa: E731
     ids = table.column("doc_id").combine_chunks()
-    roots = np.searchsorted(pos, found.component, sorter=(order := np.argsort(pos)))
-    verdicts = pa.table({
+    details = table.column("reject_detail").combine_chunks()
+    nodes = row_of(found.node)
+    # each cluster's smallest link node, where it holds one
+    is_link = table.column("_is_link").to_numpy(zero_copy_only=False)[nodes]
+    links = np.flatnonzero(is_link)
+    first: dict[int, int] = {}
+    for i in links[np.argsort(found.node[links], kind="stable")]:
+        first.setdefault(int(found.component[i]), int(i))
+    via = np.fromiter((first.get(int(k), -1) for k in found.component), np.int64,
+                      len(found.component))  # fmt: skip
+    at = pa.array(nodes[np.maximum(via, 0)] if len(via) else np.zeros(0, np.int64))
+    link = pa.StructArray.from_arrays(
+        [pa.array(found.node[np.maximum(via, 0)] if len(via) else via, pa.int64()),
+         ids.take(at), details.take(at)],
+        names=["node", "_via", "_via_detail"], mask=pa.array(via < 0))  # fmt: skip
+    return pa.table({
         "node": pa.array(found.node, pa.int64()),
         "component": pa.array(found.component, pa.int64()),
-        "_root_id": ids.take(pa.array(order[roots])) if n else pa.array([], pa.string()),
+        "_root_id": ids.take(pa.array(row_of(found.component))) if n else pa.nulls(0, pa.string()),
         "_size": pa.array(found.size, pa.int32()),
         "_jaccard": pa.array(found.jaccard, pa.float64()),
+        "_link": link,
     })  # fmt: skip
-    if verdicts.num_rows == 0:
-        return spark.createDataFrame([], VERDICTS_SCHEMA)
-    return from_arrow(spark, verdicts)
 
 
-VERDICTS_SCHEMA = "node long, component long, _root_id string, _size int, _jaccard double"
+def _joined(docs: DataFrame, comps: DataFrame, verdicts: DataFrame,
+            linked: DataFrame | None) -> DataFrame:  # fmt: skip
+    """`docs` with their verdicts (and clusters' links) by joins: the cluster's path."""
+    if linked is not None:  # a cluster holding a link: each of its documents goes, naming it
+        via = (comps.join(linked.select(F.col("crawl_pos").alias("node"),
+                                        F.col("doc_id").alias("_via"),
+                                        F.col("reject_detail").alias("_via_detail")), "node")
+               .groupBy("component").agg(F.min(F.struct("node", "_via", "_via_detail"))
+                                         .alias("_link")))  # fmt: skip
+        verdicts = verdicts.join(via, "component", "left")
+    else:
+        verdicts = verdicts.withColumn("_link", F.lit(None).cast(LINK))
+    return docs.join(verdicts, docs["crawl_pos"] == verdicts["node"], "left")
 
 
 def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
@@ -212,11 +243,14 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
         sigs = sigs.unionByName(linked.select("crawl_pos", "minhash", "bands"))
         nodes = nodes.unionByName(linked.select("crawl_pos", "doc_id", "minhash"))
     if rows is not None and rows <= c.local_max_documents:
-        every = docs.select("crawl_pos", "doc_id", "minhash", "bands")
+        cols = ["crawl_pos", "doc_id", "minhash", "bands"]
+        every = docs.select(*cols, F.lit(None).cast("string").alias("reject_detail"),
+                            F.lit(False).alias("_is_link"))  # fmt: skip
         if links is not None:
-            every = every.unionByName(linked.select("crawl_pos", "doc_id", "minhash", "bands"))
-        verdicts = F.broadcast(verdicts_on_driver(spark, every, c, hasher.num_perm))
-        comps = verdicts.select("node", "component")
+            every = every.unionByName(linked.select(*cols, "reject_detail",
+                                                    F.lit(True).alias("_is_link")))  # fmt: skip
+        # the verdicts ship with the tasks: no join, so no broadcast job
+        out = attach(docs, verdicts_on_driver(every, c, hasher.num_perm), "crawl_pos", "node")
     else:
         edges, _ = bucket_edges(sigs, c, hasher.num_perm)
         comps = connected_components(edges, c.max_iterations, c.local_max_edges)
@@ -241,17 +275,8 @@ def near_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
                 _agreement("_sig", "_rsig", hasher.num_perm).alias("_jaccard"),
             )
         )  # fmt: skip
-    if links is not None:  # a cluster holding a link: each of its documents goes, naming it
-        via = (comps.join(linked.select(F.col("crawl_pos").alias("node"),
-                                        F.col("doc_id").alias("_via"),
-                                        F.col("reject_detail").alias("_via_detail")), "node")
-               .groupBy("component").agg(F.min(F.struct("node", "_via", "_via_detail"))
-                                         .alias("_link")))  # fmt: skip
-        verdicts = verdicts.join(via, "component", "left")
-    else:
-        verdicts = verdicts.withColumn("_link", F.lit(None).cast(
-            "struct<node:bigint,_via:string,_via_detail:string>"))  # fmt: skip
-    out = docs.join(verdicts, docs["crawl_pos"] == verdicts["node"], "left").withColumns(
+        out = _joined(docs, comps, verdicts, linked if links is not None else None)
+    out = out.withColumns(
         {
             "dup_cluster": F.coalesce("_root_id", "doc_id"),
             "dup_cluster_size": F.coalesce("_size", F.lit(1)),

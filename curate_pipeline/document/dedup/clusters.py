@@ -47,27 +47,30 @@ def components_of(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return nodes.astype(np.int64), smallest[labels]
 
 
-def agreement(sigs: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Share of equal signature values of rows a[i] and b[i] (float64)."""
+def agreement(sigs: np.ndarray, a: np.ndarray, b: np.ndarray,
+              others: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Share of equal signature values of rows sigs[a[i]] and (others or sigs)[b[i]]
+    (float64, as the JVM divides)."""
     if len(a) == 0:
         return np.zeros(0)
+    theirs = sigs if others is None else others
     same = np.zeros(len(a), dtype=np.int64)
     step = max(1, 4_000_000 // max(1, sigs.shape[1]))  # bounded temporaries
     for s in range(0, len(a), step):
-        same[s : s + step] = (sigs[a[s : s + step]] == sigs[b[s : s + step]]).sum(axis=1)
+        same[s : s + step] = (sigs[a[s : s + step]] == theirs[b[s : s + step]]).sum(axis=1)
     return same / np.float64(sigs.shape[1])
 
 
 Pairs = tuple[np.ndarray, np.ndarray]
 
 
-def _distinct(x: np.ndarray) -> np.ndarray:
+def distinct(x: np.ndarray) -> np.ndarray:
     """Sorted distinct values (by sorting: numpy's hash-based unique is ~10x slower here)."""
     x = np.sort(x)
     return x[np.concatenate(([True], x[1:] != x[:-1]))] if len(x) else x
 
 
-def _pairs_within(group_of: np.ndarray, rows: np.ndarray, starts: np.ndarray,
+def pairs_within(group_of: np.ndarray, rows: np.ndarray, starts: np.ndarray,
                   sizes: np.ndarray, members: np.ndarray) -> Pairs:  # fmt: skip
     """For each row r in `rows` (a member row index, its group group_of[r]): pairs (r, o)
     with every row o in `members` of its group. `members` sorted by group; `starts`/`sizes`:
@@ -80,7 +83,7 @@ def _pairs_within(group_of: np.ndarray, rows: np.ndarray, starts: np.ndarray,
     return left, right
 
 
-def _slices(groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+def slices(groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """Each group's start and size in `groups` (sorted group numbers)."""
     sizes = np.bincount(groups, minlength=n_groups)
     return np.cumsum(sizes) - sizes, sizes
@@ -108,7 +111,7 @@ def near_edges(pos: np.ndarray, sigs: np.ndarray, bands: np.ndarray,
     root_row = row[new][bucket]  # each bucket's first row: its smallest crawl position
     shared = (n_of[bucket] > 1) & (row != root_row)
     m_row, m_bucket, m_root = row[shared], bucket[shared], root_row[shared]
-    star = _distinct(m_row * n_docs + m_root)  # (member, root) once, however many bands
+    star = distinct(m_row * n_docs + m_root)  # (member, root) once, however many bands
     su, sv = star // n_docs, star % n_docs
     if not c.verify:
         return su, sv
@@ -122,23 +125,23 @@ def near_edges(pos: np.ndarray, sigs: np.ndarray, bands: np.ndarray,
     picked = anchor_hash[m_row] < np.float64(1 << 31) * np.float64(c.anchors) / n_bucket
     # the member rows are sorted by bucket: each bucket's slice of (a subset of) them
     idx = np.arange(len(m_row))
-    every = _slices(m_bucket, len(n_of))
+    every = slices(m_bucket, len(n_of))
     anchors = idx[picked & ~small]
-    of_anchors = _slices(m_bucket[anchors], len(n_of))
+    of_anchors = slices(m_bucket[anchors], len(n_of))
     found = []
     for rows, members, (starts, sizes) in (
         (idx[failed & small], idx, every),  # every other member
         (idx[failed & ~small], anchors, of_anchors),  # the bucket's anchors
         (idx[failed & ~small & picked], idx, every),  # a failed anchor: every member
     ):
-        a, b = _pairs_within(m_bucket, rows, starts, sizes, members)
+        a, b = pairs_within(m_bucket, rows, starts, sizes, members)
         a, b = m_row[a], m_row[b]
         found.append(np.maximum(a, b) * n_docs + np.minimum(a, b))
         found[-1] = found[-1][a != b]
-    second = _distinct(np.concatenate(found))
+    second = distinct(np.concatenate(found))
     tu, tv = second // n_docs, second % n_docs
     ok2 = agreement(sigs, tu, tv) >= c.threshold
-    edges = _distinct(np.concatenate([first, second[ok2]]))  # each edge once
+    edges = distinct(np.concatenate([first, second[ok2]]))  # each edge once
     return edges // n_docs, edges % n_docs
 
 
