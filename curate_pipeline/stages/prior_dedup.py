@@ -146,9 +146,10 @@ def _matrix(table: pa.Table, name: str, width: int) -> tuple[np.ndarray, np.ndar
     """A list column as an (n, width) array (rows without a list: zeros) and its mask."""
     col = table.column(name).combine_chunks()
     has = col.is_valid().to_numpy(zero_copy_only=False)
-    out = np.zeros((len(col), width), dtype=np.int64)
+    values = col.filter(pa.array(has)).flatten().to_numpy()  # int32 signatures stay int32
+    out = np.zeros((len(col), width), dtype=values.dtype)
     if has.any():
-        out[has] = col.filter(pa.array(has)).flatten().to_numpy().reshape(-1, width)
+        out[has] = values.reshape(-1, width)
     return out, has
 
 
