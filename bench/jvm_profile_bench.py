@@ -4,7 +4,9 @@ executor lives in the driver's JVM) over `--files` files of the Common-Crawl-lik
 profiler, `jdk.ExecutionSample` every 10 ms). Each sample is put in one bucket by the first
 frame of its stack that names one (Arrow to and from Python, Parquet encoding and decoding,
 shuffle, compression, Python worker I/O, SQL code generation and planning, JIT-less
-interpretation of the rest). Prints the shares, writes bench/results/jvm_profile.json.
+interpretation of the rest); and the JVM's CPU per thread (from /proc, polled), by role: task
+threads, writers to Python, JIT compiler, garbage collector, the rest. Prints both, writes
+bench/results/jvm_profile.json.
 
     python bench/jvm_profile_bench.py [--files 2]
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import psutil
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,6 +120,52 @@ BUCKETS = [
 ]
 
 
+def thread_kind(name: str) -> str:
+    """A JVM thread's role, from its (15-character) name."""
+    for prefix, kind in (
+        ("Executor task", "task threads (rows, Parquet, Arrow out of Python)"),
+        ("stdin writer", "writers to Python (rows to Arrow batches)"),
+        ("stdout reader", "readers from Python"),
+        ("C1 Compiler", "JIT compiler"),
+        ("C2 Compiler", "JIT compiler"),
+        ("GC ", "garbage collector"),
+        ("VM Thread", "garbage collector"),
+        ("Thread-", "py4j and driver calls"),
+        ("main", "driver main"),
+    ):
+        if name.startswith(prefix):
+            return kind
+    return "other JVM threads"
+
+
+def jvm_threads(proc: subprocess.Popen) -> dict[str, float]:
+    """CPU seconds per thread role of the run's JVM (polled from /proc until it exits)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    last: dict[tuple[int, int], tuple[str, float]] = {}
+    while proc.poll() is None:
+        for p in psutil.Process(proc.pid).children(recursive=True) if psutil.pid_exists(
+                proc.pid) else []:  # fmt: skip
+            try:
+                if not os.path.basename(p.exe()).startswith("java"):
+                    continue
+            except psutil.Error:
+                continue
+            for tid in os.listdir(f"/proc/{p.pid}/task"):
+                try:
+                    base = f"/proc/{p.pid}/task/{tid}"
+                    name = Path(base, "comm").read_text().strip()
+                    fields = Path(base, "stat").read_text().rsplit(")", 1)[1].split()
+                    cpu = (int(fields[11]) + int(fields[12])) / tick
+                    last[(p.pid, int(tid))] = (name, cpu)
+                except (OSError, IndexError, ValueError):
+                    pass
+        time.sleep(0.5)
+    out: Counter[str] = Counter()
+    for name, cpu in last.values():
+        out[thread_kind(name)] += cpu
+    return {k: round(v, 1) for k, v in out.most_common()}
+
+
 def bucket(frames: list[str]) -> str:
     for frame in frames:
         for name, keys in BUCKETS:
@@ -140,22 +190,32 @@ def main() -> int:
     conf = WORK / "profile.yaml"
     conf.write_text(yaml.safe_dump(cfg))
     t0 = time.perf_counter()
-    subprocess.run([CURATE, "run", "--config", str(conf), "--input", *inputs, "--output",
-                    str(WORK / "out")], cwd=ROOT, check=True, capture_output=True)  # fmt: skip
+    proc = subprocess.Popen([CURATE, "run", "--config", str(conf), "--input", *inputs,
+                             "--output", str(WORK / "out")], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    threads = jvm_threads(proc)
     wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise RuntimeError(f"curate failed ({proc.returncode})")
     cmd = ["jfr", "print", "--json", "--events", "jdk.ExecutionSample", str(jfr)]
     printed = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     events = json.loads(printed)["recording"]["events"]
     counts: Counter[str] = Counter()
     for ev in events:
-        frames = [f"{f['method']['type']['name']}.{f['method']['name']}"
+        frames = [f"{f['method']['type']['name']}.{f['method']['name']}".replace("/", ".")
                   for f in ev["values"]["stackTrace"]["frames"]]  # fmt: skip
         counts[bucket(frames)] += 1
     total = sum(counts.values())
     shares = {k: round(v / total, 3) for k, v in counts.most_common()}
     result = {"date": time.strftime("%Y-%m-%d"), "files": args.files,
-              "wall_seconds": round(wall, 1), "samples": total, "shares": shares}  # fmt: skip
-    for k, v in shares.items():
+              "wall_seconds": round(wall, 1), "jvm_cpu_seconds_by_thread": threads,
+              "jvm_cpu_seconds": round(sum(threads.values()), 1),
+              "java_code_samples": total, "java_code_shares": shares}  # fmt: skip
+    print(f"JVM CPU by thread ({result['jvm_cpu_seconds']} s):")
+    for k, v in threads.items():
+        print(f"  {v:7.1f} s  {k}")
+    print("Java code, by what the sampled stacks were doing:")
+    for k, v in list(shares.items())[:15]:
         print(f"  {v:6.1%}  {k}")
     out = ROOT / "bench" / "results" / "jvm_profile.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
