@@ -34,6 +34,10 @@ class DedupConf(_Section):
     # shuffled; above it both sides are shuffled by key. Spark's own autoBroadcastJoinThreshold
     # (10 MB) cannot see the size of derived rows. An append of 1% to 10M documents: 1.4M.
     broadcast_keys: int = Field(2_000_000, ge=0)
+    # An append matches its new documents against the indexes on the driver (one collect)
+    # when they are within near_dedup.local_max_documents and the indexes' rows (their commits
+    # list them) within this: ~0.6 KB a row collected, ~1.2 KB at the solve's peak.
+    local_max_index_rows: int = Field(100_000, ge=0)
 
 
 class NearDedupConf(_Section):

@@ -235,13 +235,13 @@ def prior_dedup(spark: SparkSession, docs: DataFrame, cfg: Config,
     """The corpus half: every row given, those held by an earlier output marked. Only the
     index rows sharing a key with a given document are grouped, joined and compared.
     `rows`: at most this many documents are given (the documents pass counted them); with
-    them and the indexes' rows up to `near_dedup.local_max_documents`, matched on the
-    driver from one collect."""
+    them up to `near_dedup.local_max_documents` and the indexes' rows up to
+    `dedup.local_max_index_rows`, matched on the driver from one collect."""
     exact = "exact_key" in docs.columns
     near = "minhash" in docs.columns and cfg.near_dedup.enabled
     cap = cfg.near_dedup.local_max_documents
     held = index_rows(cfg) if rows is not None and rows <= cap else None
-    if held is not None and held <= cap:
+    if held is not None and held <= cfg.dedup.local_max_index_rows:
         # the matches ship with the tasks (no join): the columns in the joins' order
         order = list(docs.columns)
         if exact:
